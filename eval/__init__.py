@@ -1,0 +1,1 @@
+"""Scoring, significance testing and reports (installed as ``share_ner.eval``)."""

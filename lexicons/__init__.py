@@ -1,0 +1,1 @@
+"""Lexicon readers, builders and their data (installed as ``share_ner.lexicons``)."""

@@ -1,0 +1,27 @@
+"""User-facing errors.
+
+Every error a user can cause by their input is a :class:`ShareNerError`; the
+CLI prints it as one line and exits with status 2. Messages name files, line
+numbers, note ids and offsets, never note text (notes carry PHI).
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+
+
+class ShareNerError(Exception):
+    """An error caused by the user's input or settings, reported in one line."""
+
+
+class InputError(ShareNerError):
+    """Bad content in an input file, located by path and (optionally) line number."""
+
+    def __init__(self, path: str | PathLike[str] | None, message: str, line: int | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.message = message
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {message}")

@@ -1,0 +1,1 @@
+"""Annotation file formats: one module per format."""
