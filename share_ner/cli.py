@@ -17,6 +17,7 @@ from share_ner.errors import ShareNerError
 
 # Subcommand modules under share_ner.commands, in the order --help lists them.
 COMMANDS = [
+    "train",
     "evaluate",
 ]
 

@@ -1,0 +1,111 @@
+"""``share-ner train``: train the CRF tagger and the normalizer into a model directory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from share_ner.config import SCHEMES, TaggerConfig, load_config
+from share_ner.errors import ShareNerError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="train the disorder tagger (CRF, B/I/O/DB/DI/HB/HI) and the normalizer",
+        description="Train the CRF tagger on notes and ShARe pipe gold, fit the normalizer, "
+        "and write a model directory for `share-ner tag --model`.",
+    )
+    p.add_argument("--text", required=True, type=Path, help="training notes: a directory of .txt files (or one file)")
+    p.add_argument("--gold", required=True, type=Path, help="training gold: a directory of .pipe.txt files (or one pipe file)")
+    p.add_argument("--model", required=True, type=Path, help="the model directory to write")
+    p.add_argument("--dev-text", type=Path, help="dev notes, scored after training")
+    p.add_argument("--dev-gold", type=Path, help="dev gold (with --dev-text)")
+    p.add_argument("--scheme", choices=SCHEMES, help="tag scheme (default biohd; bio flattens discontiguous mentions to their hull)")
+    p.add_argument("--config", type=Path, help="JSON file of tagger settings (TaggerConfig keys)")
+    p.add_argument("--lexicon", default="hpo",
+                   help="disorder lexicon TSV (`share-ner lexicon build`), 'hpo' for the embedded HPO lexicon (default), or 'none'")
+    p.add_argument("--clusters", type=Path, help="word clusters file (`share-ner clusters build`)")
+    p.add_argument("--no-normalizer", action="store_true", help="do not fit the normalizer (Task 1a only)")
+    p.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress messages")
+    p.set_defaults(func=run)
+
+
+def load_lexicon_arg(value: str) -> Any:
+    """The lexicon named by ``--lexicon``: a TSV path, ``hpo`` or ``none``."""
+    if value == "none":
+        return None
+    if value == "hpo":
+        from share_ner.lexicons import default_lexicon
+
+        return default_lexicon()
+    from share_ner.lexicons import load_lexicon
+
+    return load_lexicon(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    from share_ner.formats.share import read_pipe_dir
+    from share_ner.notes import read_notes
+    from share_ner.tagger import train_model
+
+    if (args.dev_text is None) != (args.dev_gold is None):
+        raise ShareNerError("--dev-text and --dev-gold go together")
+    config = load_config(args.config) if args.config else TaggerConfig()
+    if args.scheme:
+        config = config.replace(scheme=args.scheme)
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(f"share-ner train: {msg}", file=sys.stderr))
+
+    docs = read_notes(args.text, args.encoding)
+    if not docs:
+        raise ShareNerError(f"{args.text}: no .txt notes found")
+    gold = read_pipe_dir(args.gold)
+    dev = None
+    if args.dev_text is not None:
+        dev = (read_notes(args.dev_text, args.encoding), read_pipe_dir(args.dev_gold))
+    lexicon = load_lexicon_arg(args.lexicon)
+    clusters = None
+    if args.clusters is not None:
+        from share_ner.features.clusters import load_clusters
+
+        clusters = load_clusters(args.clusters)
+    say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
+
+    out = train_model(docs, gold, args.model, config, lexicon=lexicon, clusters=clusters, dev=dev,
+                      fit_normalizer=not args.no_normalizer,
+                      clusters_source=None if args.clusters is None else str(args.clusters), progress=say)
+
+    from share_ner.model import read_model_info
+
+    info = read_model_info(out)
+    training = info.data.get("training", {})
+    counts = training.get("counts", {})
+    print(f"model written to {out}")
+    print(f"trained on {counts.get('docs', 0)} notes, {counts.get('sentences', 0)} sentences, "
+          f"{counts.get('tokens', 0)} tokens, {counts.get('mentions', 0)} mentions "
+          f"({counts.get('discontiguous', 0)} discontiguous); {training.get('features', 0)} features; "
+          f"{training.get('seconds', 0)} s, peak memory {training.get('peak_rss_mb', 0)} MB")
+    lost = counts.get("dropped", 0) + counts.get("cross_sentence", 0)
+    if lost or counts.get("inexact", 0):
+        print(f"gold mentions the {config.scheme} tags cannot hold: {counts.get('dropped', 0)} dropped "
+              f"(overlapping or not encodable), {counts.get('cross_sentence', 0)} crossing a sentence break; "
+              f"{counts.get('inexact', 0)} with a boundary inside a token (widened to whole tokens)")
+    dev_scores = training.get("dev")
+    if dev_scores:
+        print(format_scores(dev_scores, "dev"))
+    return 0
+
+
+def format_scores(scores: dict[str, Any], label: str) -> str:
+    """One line per matching mode from a ``Scores.to_dict()`` object."""
+    lines = []
+    for mode in ("strict", "relaxed"):
+        s = scores.get(mode)
+        if not isinstance(s, dict):
+            continue
+        lines.append(f"{label} {mode:7s} P {s.get('precision', 0):.3f}  R {s.get('recall', 0):.3f}  "
+                     f"F1 {s.get('f1', 0):.3f}  (tp {s.get('tp')}, fp {s.get('fp')}, fn {s.get('fn')})")
+    return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""Training settings of the CRF tagger: a frozen dataclass saved beside the model.
+
+:class:`TaggerConfig` holds everything that decides what a trained model is:
+the tag scheme, the L-BFGS regularization, the feature groups (H-feat's
+``FeatureConfig``) and how the training-set gazetteer is built. It is read from
+and written to JSON; unknown keys are rejected with the allowed list, so a typo
+in ``--config`` never silently trains a different model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from share_ner.errors import InputError, ShareNerError
+
+SCHEMES = ("biohd", "bio")
+
+
+def _feature_config_type() -> Any:
+    from share_ner.features import FeatureConfig
+
+    return FeatureConfig
+
+
+def _default_features() -> Any:
+    return _feature_config_type()()
+
+
+@dataclass(frozen=True)
+class TaggerConfig:
+    """Settings of one training run.
+
+    Attributes:
+        scheme: ``"biohd"`` (B/I/O/DB/DI/HB/HI, discontiguous and shared-head
+            mentions) or ``"bio"`` (discontiguous mentions flattened to their hull).
+        c1: L1 regularization coefficient of L-BFGS.
+        c2: L2 regularization coefficient of L-BFGS.
+        max_iterations: L-BFGS iteration cap.
+        min_feature_freq: features seen fewer times than this in training are dropped.
+        all_possible_transitions: let CRFsuite weight tag transitions never seen in training.
+        train_gazetteer: add the training mentions' strings as a term-matcher
+            source (semantic type ``"train"``).
+        gazetteer_folds: build the training-set gazetteer feature of each
+            training note from the other folds only (jackknifing), so the CRF
+            learns how far to trust a gazetteer hit on unseen text; 1 = no folds.
+        features: H-feat's ``FeatureConfig`` (feature groups on/off).
+    """
+
+    scheme: str = "biohd"
+    c1: float = 0.05
+    c2: float = 0.05
+    max_iterations: int = 150
+    min_feature_freq: int = 1
+    all_possible_transitions: bool = True
+    train_gazetteer: bool = True
+    gazetteer_folds: int = 5
+    features: Any = field(default_factory=_default_features)
+
+    def __post_init__(self) -> None:
+        if self.scheme not in SCHEMES:
+            raise ShareNerError(f"tagger config: scheme {self.scheme!r} is not one of {', '.join(SCHEMES)}")
+        for name in ("c1", "c2"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise ShareNerError(f"tagger config: {name} must be a number >= 0, got {value!r}")
+        for name, low in (("max_iterations", 1), ("min_feature_freq", 0), ("gazetteer_folds", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
+        for name in ("all_possible_transitions", "train_gazetteer"):
+            if not isinstance(getattr(self, name), bool):
+                raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
+
+    @classmethod
+    def allowed_keys(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "TaggerConfig":
+        """Build a config from a mapping; unknown keys are an error naming the allowed ones."""
+        if not isinstance(data, Mapping):
+            raise ShareNerError(f"tagger config: expected a JSON object, got {type(data).__name__}")
+        allowed = cls.allowed_keys()
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            raise ShareNerError(
+                f"tagger config: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
+            )
+        values = dict(data)
+        if "features" in values:
+            feats = values["features"]
+            feature_type = _feature_config_type()
+            if not isinstance(feats, feature_type):
+                try:
+                    values["features"] = feature_type.from_dict(feats)
+                except ShareNerError as exc:
+                    raise ShareNerError(f"tagger config: features: {exc}") from None
+                except (TypeError, ValueError) as exc:
+                    raise ShareNerError(f"tagger config: features: {exc}") from None
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.to_dict() if f.name == "features" else value
+        return out
+
+    def replace(self, **changes: Any) -> "TaggerConfig":
+        return replace(self, **changes)
+
+
+def load_config(path: str | Path) -> TaggerConfig:
+    """Read a :class:`TaggerConfig` from a JSON file (``--config``)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, f"cannot read config: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    try:
+        return TaggerConfig.from_dict(data)
+    except ShareNerError as exc:
+        raise InputError(path, str(exc)) from None

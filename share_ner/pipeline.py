@@ -1,0 +1,95 @@
+"""Tagging a note with a trained model: sentences → features → CRF tags → mentions → CUIs.
+
+    >>> pipeline = Pipeline.load("models/chia")            # doctest: +SKIP
+    >>> pipeline.annotate(Document("note1", text))         # doctest: +SKIP
+    [Mention(doc_id='note1', spans=((12, 20),), cui='C0020538', ...)]
+
+A :class:`Pipeline` pickles as its model directory and re-loads itself on the
+other side, so it can be handed to worker processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pycrfsuite
+
+from share_ner.config import TaggerConfig
+from share_ner.document import Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.model import FILES, ModelError, ModelInfo, read_model_info, read_terms
+from share_ner.tagger import doc_sequences, make_resources, tag_sequences
+
+
+class Pipeline:
+    """A loaded model: the CRF tagger, its feature resources and (when trained) the normalizer."""
+
+    def __init__(self, info: ModelInfo, config: TaggerConfig, tagger: pycrfsuite.Tagger,
+                 resources: Any, normalizer: Any | None) -> None:
+        self.info = info
+        self.config = config
+        self.tagger_ = tagger
+        self.resources = resources
+        self.normalizer = normalizer
+
+    @property
+    def model_dir(self) -> Path:
+        return self.info.directory
+
+    @classmethod
+    def load(cls, model_dir: str | Path) -> "Pipeline":
+        """Load a model directory written by :func:`share_ner.tagger.train_model`.
+
+        Raises:
+            ShareNerError: one line naming the missing file, or both model format versions.
+        """
+        info = read_model_info(model_dir)
+        try:
+            config = TaggerConfig.from_dict(info.tagger)
+        except ShareNerError as exc:
+            raise ModelError(
+                f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
+            ) from None
+        terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
+        clusters = _read_clusters(info.path(FILES.clusters)) if info.has_clusters else None
+        resources = make_resources(terms, clusters)
+        tagger = pycrfsuite.Tagger()
+        try:
+            tagger.open(str(info.path(FILES.crf)))
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
+        normalizer = None
+        if info.has_normalizer:
+            from share_ner.normalizer import Normalizer
+
+            normalizer = Normalizer.load(info.path(FILES.normalizer))
+        return cls(info, config, tagger, resources, normalizer)
+
+    def tag(self, doc: Document) -> list[Mention]:
+        """Task 1a only: the note's disorder mentions, all ``CUI-less``."""
+        seqs = doc_sequences(doc, self.resources, self.config.features)
+        return tag_sequences(self.tagger_, seqs, self.config.scheme)
+
+    def annotate(self, doc: Document) -> list[Mention]:
+        """Tasks 1a and 1b: the note's mentions, each with a CUI (or ``CUI-less``) when a normalizer was trained."""
+        mentions = self.tag(doc)
+        if self.normalizer is not None and mentions:
+            mentions = list(self.normalizer.normalize(doc, mentions))
+        return mentions
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # pycrfsuite.Tagger cannot be pickled; the model directory re-loads cheaply in a worker.
+        return (Pipeline.load, (str(self.model_dir),))
+
+
+def _read_clusters(path: Path) -> dict[str, str]:
+    """Read the clusters copy of a model (``cluster<TAB>word`` per line, as written at training)."""
+    clusters: dict[str, str] = {}
+    with open(path, encoding="utf-8", newline="") as f:
+        for lineno, line in enumerate(f, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 2:
+                raise ModelError(f"{path}:{lineno}: expected cluster<TAB>word")
+            clusters[parts[1]] = parts[0]
+    return clusters

@@ -1,0 +1,429 @@
+"""Training the CRF disorder-mention tagger (ShARe/CLEF 2013 Task 1a).
+
+:func:`train_model` turns notes and gold mentions into a model directory
+(see :mod:`share_ner.model`): each sentence (H-text's ``split_sentences``) gets
+its token features (H-feat's ``document_features``) and its tags (H-text's
+``encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
+into ``pycrfsuite.Trainer.append`` so no Python copy of the training set is
+kept. L-BFGS with the config's ``c1``/``c2`` then fits the weights.
+
+The training-set gazetteer (the training mentions' strings as a term-matcher
+source with semantic type ``"train"``) is jackknifed: the feature of a note in
+fold *k* comes from the mentions of the other folds, so the CRF learns how much
+a hit is worth on text it has not seen instead of learning that every hit is a
+mention.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import pycrfsuite
+
+from share_ner.config import TaggerConfig
+from share_ner.document import Document, Mention, Sentence
+from share_ner.errors import ShareNerError
+from share_ner.model import FILES, read_model_info, write_config, write_terms
+
+log = logging.getLogger(__name__)
+
+TRAIN_SEMTYPE = "train"
+LEXICON_SEMTYPE = "lexicon"
+
+
+# --------------------------------------------------------------------------------------------
+# Dependencies from H-text / H-feat / H-lex / H-eval.
+# --------------------------------------------------------------------------------------------
+
+from share_ner.text import split_sentences  # noqa: E402
+from share_ner.encoding import decode, encode_report  # noqa: E402
+from share_ner.features import FeatureConfig, FeatureResources, TermMatcher, document_features  # noqa: E402
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics of a training set.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class EncodeCounts:
+    """What the tag scheme could and could not hold, counted over the training set."""
+
+    docs: int = 0
+    empty_docs: int = 0
+    sentences: int = 0
+    tokens: int = 0
+    mentions: int = 0
+    discontiguous: int = 0
+    dropped: int = 0
+    inexact: int = 0
+    cross_sentence: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TrainingReport:
+    """Counts, time and memory of one training run, stored in the model's config.json."""
+
+    counts: EncodeCounts = field(default_factory=EncodeCounts)
+    features: int = 0
+    seconds: float = 0.0
+    peak_rss_mb: float = 0.0
+    dev: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"counts": self.counts.to_dict(), "features": self.features,
+               "seconds": round(self.seconds, 1), "peak_rss_mb": round(self.peak_rss_mb, 1)}
+        if self.dev is not None:
+            out["dev"] = self.dev
+        return out
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process in MB (``ru_maxrss`` is KB on Linux, bytes on macOS)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks.
+# --------------------------------------------------------------------------------------------
+
+
+def check_gold(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]], what: str = "gold") -> None:
+    """Every gold mention must name a given note and lie inside its text; raise one clear line if not."""
+    for doc_id, mentions in gold.items():
+        doc = docs.get(doc_id)
+        if doc is None:
+            if mentions:
+                raise ShareNerError(f"{what}: annotations for note {doc_id} but no such note among the texts")
+            continue
+        n = len(doc.text)
+        for m in mentions:
+            if m.doc_id != doc_id:
+                raise ShareNerError(f"{what}: note {doc_id}: a mention names note {m.doc_id}")
+            if m.end > n:
+                spans = ",".join(f"{s}-{e}" for s, e in m.spans)
+                raise ShareNerError(
+                    f"{what}: note {doc_id}: mention {spans} ends past the end of the note ({n} characters)"
+                )
+
+
+# --------------------------------------------------------------------------------------------
+# Term-matcher terms and feature resources.
+# --------------------------------------------------------------------------------------------
+
+
+def lexicon_terms(lexicon: Any) -> Iterator[tuple[str, str]]:
+    """``(name, semantic type)`` pairs of a lexicon, one per semantic type (``"lexicon"`` if it has none)."""
+    for entry in lexicon.entries:
+        semtypes = tuple(entry.semtypes) or (LEXICON_SEMTYPE,)
+        for st in semtypes:
+            yield entry.name, st
+
+
+def mention_terms(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]],
+                  doc_ids: Iterable[str] | None = None) -> set[str]:
+    """Whitespace-normalized strings of the contiguous gold mentions of ``doc_ids`` (all notes by default)."""
+    terms: set[str] = set()
+    for doc_id in (gold if doc_ids is None else doc_ids):
+        doc = docs.get(doc_id)
+        if doc is None:
+            continue
+        for m in gold.get(doc_id, ()):
+            if m.is_discontiguous:
+                continue
+            text = " ".join(m.text(doc.text).split())
+            if any(c.isalpha() for c in text) and len(text) > 1:
+                terms.add(text)
+    return terms
+
+
+def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[str, str] | None) -> Any:
+    """H-feat's :class:`FeatureResources`: a term matcher of ``terms``, word clusters, the packaged abbreviation list."""
+    from share_ner.lexicons.abbreviations import load_abbreviations
+
+    matcher = TermMatcher.from_terms(terms) if terms is not None else None
+    return FeatureResources(matcher, dict(clusters) if clusters else None, load_abbreviations())
+
+
+def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
+    """Deterministic fold of each note: round robin over the sorted ids."""
+    return {doc_id: i % k for i, doc_id in enumerate(sorted(doc_ids))}
+
+
+# --------------------------------------------------------------------------------------------
+# Sequences.
+# --------------------------------------------------------------------------------------------
+
+
+def doc_sequences(doc: Document, resources: Any, features: Any) -> list[tuple[Sentence, list[dict]]]:
+    """The non-empty sentences of a note with their per-token feature dicts."""
+    if not doc.text.strip():
+        return []
+    sentences = [s for s in split_sentences(doc) if s.tokens]
+    if not sentences:
+        return []
+    feats = document_features(doc, sentences, resources, features)
+    return list(zip(sentences, feats))
+
+
+def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[dict]]],
+                  scheme: str) -> list[Mention]:
+    """CRF tags for each sentence, decoded into CUI-less mentions."""
+    mentions: list[Mention] = []
+    for sentence, feats in seqs:
+        tags = tagger.tag(pycrfsuite.ItemSequence(feats))
+        mentions.extend(decode(sentence, tags, scheme=scheme))
+    return mentions
+
+
+def _assign_mentions(seqs: Sequence[tuple[Sentence, list[dict]]], mentions: Sequence[Mention]) -> list[list[Mention]]:
+    """The mentions lying wholly inside each sentence; one crossing a sentence break goes nowhere."""
+    placed: list[list[Mention]] = [[] for _ in seqs]
+    starts = [s.start for s, _ in seqs]
+    for m in mentions:
+        i = bisect.bisect_right(starts, m.start) - 1
+        if i < 0:
+            i = 0
+        sentence = seqs[i][0]
+        if sentence.start <= m.start and m.end <= sentence.end:
+            placed[i].append(m)
+        elif i + 1 < len(seqs) and seqs[i + 1][0].start <= m.start and m.end <= seqs[i + 1][0].end:
+            placed[i + 1].append(m)
+    return placed
+
+
+# --------------------------------------------------------------------------------------------
+# Training.
+# --------------------------------------------------------------------------------------------
+
+
+def _prepare_out_dir(out_dir: Path) -> Path:
+    """A fresh temporary directory beside ``out_dir``; refuse to overwrite a non-model directory."""
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise ShareNerError(f"{out_dir}: exists and is not a directory")
+        if any(out_dir.iterdir()) and not (out_dir / FILES.config).exists():
+            raise ShareNerError(f"{out_dir}: directory is not empty and is not a share-ner model; choose another --model")
+    parent = out_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=parent))
+
+
+def _install(tmp: Path, out_dir: Path) -> None:
+    """Replace ``out_dir`` by the finished model in ``tmp`` (a half-written model is never left behind)."""
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old{os.getpid()}")
+        os.replace(out_dir, old)
+        os.replace(tmp, out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out_dir)
+
+
+def train_model(
+    docs: Mapping[str, Document],
+    gold: Mapping[str, list[Mention]],
+    out_dir: Path,
+    config: TaggerConfig | None = None,
+    *,
+    lexicon: Any | None = None,
+    clusters: dict | None = None,
+    dev: tuple[Mapping[str, Document], Mapping[str, list[Mention]]] | None = None,
+    fit_normalizer: bool = True,
+    clusters_source: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """Train the CRF tagger (and the normalizer) and write a model directory.
+
+    Args:
+        docs: training notes by id; notes without gold have no mentions.
+        gold: gold mentions by note id.
+        out_dir: the model directory to write (replaced atomically if it is a model already).
+        config: training settings; defaults to :class:`TaggerConfig()`.
+        lexicon: H-lex ``Lexicon`` whose names become term-matcher features
+            and which the normalizer is fitted on; None for no lexicon.
+        clusters: word → cluster id (H-feat's ``load_clusters``); copied into the model.
+        dev: (notes, gold) scored after training; the scores go to config.json.
+        fit_normalizer: fit H-lex's Normalizer and keep it in ``normalizer/``.
+        clusters_source: where the clusters came from, recorded in config.json.
+        progress: called with one-line status messages.
+
+    Returns:
+        ``out_dir``.
+    """
+    config = config or TaggerConfig()
+    say = progress or (lambda msg: log.info(msg))
+    out_dir = Path(out_dir)
+    check_gold(docs, gold)
+    if dev is not None:
+        check_gold(dev[0], dev[1], "dev gold")
+    if not any(d.text.strip() for d in docs.values()):
+        raise ShareNerError("no training text: every note is empty")
+    started = time.perf_counter()
+    report = TrainingReport()
+
+    # Term-matcher sources: lexicon names and (jackknifed) training mentions.
+    lex_terms = list(lexicon_terms(lexicon)) if lexicon is not None else []
+    use_train = config.train_gazetteer
+    all_train_terms = mention_terms(docs, gold) if use_train else set()
+    use_terms = bool(lex_terms) or bool(all_train_terms)
+    k = config.gazetteer_folds if use_train and config.gazetteer_folds > 1 else 1
+    fold = folds_of(list(docs), k)
+
+    def resources_for(fold_id: int | None) -> Any:
+        if not use_terms:
+            return make_resources(None, clusters)
+        if fold_id is None:
+            train_terms = all_train_terms
+        else:
+            train_terms = mention_terms(docs, gold, [d for d in docs if fold[d] != fold_id])
+        terms = lex_terms + [(t, TRAIN_SEMTYPE) for t in sorted(train_terms)]
+        return make_resources(terms, clusters)
+
+    tmp = _prepare_out_dir(out_dir)
+    try:
+        trainer = pycrfsuite.Trainer(verbose=False)
+        trainer.set_params({
+            "c1": float(config.c1),
+            "c2": float(config.c2),
+            "max_iterations": int(config.max_iterations),
+            "feature.possible_transitions": bool(config.all_possible_transitions),
+            "feature.minfreq": float(config.min_feature_freq),
+        })
+        counts = report.counts
+        order = sorted(docs)
+        for fold_id in range(k):
+            resources = resources_for(fold_id if k > 1 else None)
+            say(f"features: fold {fold_id + 1}/{k}" if k > 1 else "features")
+            for doc_id in order:
+                if fold[doc_id] != fold_id:
+                    continue
+                doc = docs[doc_id]
+                mentions = list(gold.get(doc_id, ()))
+                counts.docs += 1
+                counts.mentions += len(mentions)
+                counts.discontiguous += sum(m.is_discontiguous for m in mentions)
+                seqs = doc_sequences(doc, resources, config.features)
+                if not seqs:
+                    counts.empty_docs += 1
+                    counts.dropped += len(mentions)
+                    continue
+                placed = _assign_mentions(seqs, mentions)
+                counts.cross_sentence += len(mentions) - sum(len(v) for v in placed)
+                for (sentence, feats), inside in zip(seqs, placed):
+                    result = encode_report(sentence, inside, scheme=config.scheme)
+                    counts.inexact += len(result.inexact)
+                    counts.dropped += len(result.dropped)
+                    counts.sentences += 1
+                    counts.tokens += len(feats)
+                    trainer.append(feats, list(result.tags))
+                del seqs
+        say(f"training CRF on {counts.sentences} sentences, {counts.tokens} tokens "
+            f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.max_iterations} iterations)")
+        trainer.train(str(tmp / FILES.crf))
+        report.features = _count_features(tmp / FILES.crf)
+
+        # What tagging needs: the full (non-jackknifed) term list and the clusters.
+        terms_info = None
+        if use_terms:
+            n_terms = write_terms(tmp / FILES.terms,
+                                  lex_terms + [(t, TRAIN_SEMTYPE) for t in sorted(all_train_terms)])
+            terms_info = {"file": FILES.terms, "rows": n_terms, "train_mentions": len(all_train_terms)}
+        clusters_info = None
+        if clusters:
+            _write_clusters(tmp / FILES.clusters, clusters)
+            clusters_info = {"file": FILES.clusters, "words": len(clusters), "source": clusters_source}
+        lexicon_info = _lexicon_info(lexicon)
+
+        normalizer_info = None
+        if fit_normalizer:
+            say("fitting the normalizer")
+            from share_ner.normalizer import Normalizer
+
+            normalizer = Normalizer.fit(lexicon, docs, gold)
+            normalizer.save(tmp / FILES.normalizer)
+            normalizer_info = {"directory": FILES.normalizer}
+
+        report.seconds = time.perf_counter() - started
+        report.peak_rss_mb = peak_rss_mb()
+        data = {
+            "tagger": config.to_dict(),
+            "lexicon": lexicon_info,
+            "terms": terms_info,
+            "clusters": clusters_info,
+            "normalizer": normalizer_info,
+            "training": report.to_dict(),
+        }
+        write_config(tmp, data)
+        if dev is not None:
+            say("scoring the dev set")
+            from share_ner.pipeline import Pipeline
+
+            pipeline = Pipeline.load(tmp)
+            pred = {doc_id: pipeline.tag(doc) for doc_id, doc in dev[0].items()}
+            report.dev = score_dict(dev[1], pred, dev[0])
+            data["training"] = report.to_dict()
+            write_config(tmp, data)
+        _install(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out_dir
+
+
+def _count_features(path: Path) -> int:
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(path))
+    try:
+        return len(tagger.info().state_features)
+    finally:
+        tagger.close()
+
+
+def _write_clusters(path: Path, clusters: Mapping[str, str]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        for word, cluster in clusters.items():
+            f.write(f"{cluster}\t{word}\n")
+
+
+def _lexicon_info(lexicon: Any) -> dict[str, Any] | None:
+    if lexicon is None:
+        return None
+    path = getattr(lexicon, "path", None)
+    return {
+        "path": None if path is None else str(path),
+        "content_hash": getattr(lexicon, "content_hash", None),
+        "entries": len(lexicon.entries),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Scoring (H-eval's scorer).
+# --------------------------------------------------------------------------------------------
+
+
+def score_dict(gold: Mapping[str, Sequence[Mention]], pred: Mapping[str, Sequence[Mention]],
+               docs: Mapping[str, Document] | None = None) -> dict[str, Any]:
+    """Strict/relaxed precision, recall and F1 of ``pred`` against ``gold`` (H-eval's scorer)."""
+    from share_ner.eval.scoring import score
+
+    ids = set(gold) | set(pred)
+    if docs is not None:
+        ids |= set(docs)
+    g = {d: list(gold.get(d, ())) for d in ids}
+    p = {d: list(pred.get(d, ())) for d in ids}
+    return score(g, p).to_dict()
