@@ -1,0 +1,59 @@
+"""The training gazetteer: mention strings of annotated notes with how often each carried each CUI.
+
+A discontiguous mention's string is its spans' text joined by one space. The
+gazetteer is a :class:`~share_ner.lexicons.Lexicon` whose entries have source
+``TRAIN`` and a ``count``; ``CUI-less`` is a label like any other.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Mapping
+
+from share_ner.document import Document, Mention
+from share_ner.errors import InputError
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+
+SOURCE = "TRAIN"
+
+
+def mention_string(doc: Document, mention: Mention) -> str:
+    """The mention's words, spans joined by a space, whitespace collapsed."""
+    return " ".join(mention.text(doc.text, " ").split())
+
+
+def gazetteer_counts(docs: Mapping[str, Document], gold: Mapping[str, list[Mention]]) -> Counter[tuple[str, str]]:
+    """Counts of (mention string, CUI) over the annotated notes; a gold note without text is an error."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for doc_id, mentions in gold.items():
+        if not mentions:
+            continue
+        doc = docs.get(doc_id)
+        if doc is None:
+            raise InputError(None, f"gold mentions for note {doc_id} but no note text with that id")
+        for m in mentions:
+            if m.end > len(doc.text):
+                raise InputError(None, f"note {doc_id}: mention span {m.start}-{m.end} is past the end of the text "
+                                       f"({len(doc.text)} characters)")
+            s = mention_string(doc, m)
+            if s:
+                counts[(s, m.cui)] += 1
+    return counts
+
+
+def gazetteer_lexicon(docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
+                      name: str = "training gazetteer") -> Lexicon:
+    """The gazetteer as a lexicon (source ``TRAIN``, with counts), most frequent strings first."""
+    counts = gazetteer_counts(docs, gold)
+    entries = [LexiconEntry(cui, s, SOURCE, (), False, n)
+               for (s, cui), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return Lexicon.from_entries(entries, name)
+
+
+def build_gazetteer_lexicon(gold_path: str | Path, text_path: str | Path) -> Lexicon:
+    """Read ShARe-format gold (pipe files) and notes and return their gazetteer."""
+    from share_ner.formats.share import read_pipe_dir
+    from share_ner.notes import read_notes
+
+    return gazetteer_lexicon(read_notes(text_path), read_pipe_dir(gold_path), f"gazetteer of {Path(gold_path).name}")

