@@ -1,0 +1,324 @@
+"""Per-token feature dicts of a document's sentences, for sklearn-crfsuite / pycrfsuite.
+
+Feature values are strings (``{"lw": "pain"}``, which crfsuite turns into the attribute
+``lw:pain``) or floats (``{"is_upper": 1.0}``). Base features are computed once per token
+(cached by string for the text-only groups) and the window and conjunction features are
+copied from the neighbours' base features, so extraction costs a few dict updates a token.
+
+Everything external — the lexicon matcher, word clusters, the clinical abbreviation list —
+is passed in as :class:`FeatureResources`; nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from share_ner.document import Document, Sentence
+from share_ner.features.abbreviations import find_definitions
+from share_ner.features.clusters import cluster_key, parse_cluster_ids
+from share_ner.features.config import FeatureConfig
+from share_ner.features.matcher import TermMatcher
+from share_ner.features.tokens import word_features
+
+FeatureDict = dict[str, "str | float"]
+
+# Tokens that open an item of a list when they start a line ("1." is often split in two).
+_BULLETS = frozenset({"-", "*", "+", "•", "·", "o", ">", "#", "–", "—"})
+
+
+@dataclass(frozen=True)
+class FeatureResources:
+    """External knowledge the features use; every part is optional (its features are then absent).
+
+    ``term_matcher``: a :class:`TermMatcher` of disorder terms with semantic types.
+    ``clusters``: ``{word: cluster_ids}`` as returned by :func:`share_ner.features.clusters.load_clusters`.
+    ``abbreviations``: ``{abbreviation: [expansion, ...]}`` as returned by
+    :func:`share_ner.lexicons.abbreviations.load_abbreviations`.
+    """
+
+    term_matcher: TermMatcher | None = None
+    clusters: Mapping[str, str] | None = None
+    abbreviations: Mapping[str, Sequence[str]] | None = None
+    _cluster_features: dict[str, dict[str, str]] = field(init=False, repr=False, compare=False)
+    _abbreviation_exact: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
+    _abbreviation_folded: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
+    _abbreviation_lex: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Parse cluster ids and abbreviation entries once, not once per token.
+        clusters = {word: parse_cluster_ids(ids) for word, ids in (self.clusters or {}).items()}
+        exact: dict[str, FeatureDict] = {}
+        folded: dict[str, FeatureDict] = {}
+        lex_types: dict[str, FeatureDict] = {}
+        for abbreviation, expansions in (self.abbreviations or {}).items():
+            feats: FeatureDict = {"abbr.n_exp": "1" if len(expansions) == 1 else "2+"}
+            lex: FeatureDict = {}
+            if self.term_matcher is not None:
+                for expansion in expansions:
+                    for semtype in self.term_matcher.lookup(expansion):
+                        lex[f"abbr.exp_lex={semtype}"] = 1.0
+            exact[abbreviation] = {"abbr.list": "exact", **feats}
+            folded.setdefault(abbreviation.lower(), {}).update(feats)
+            if lex:
+                lex_types[abbreviation] = lex
+                lex_types.setdefault(abbreviation.lower(), {}).update(lex)
+        object.__setattr__(self, "_cluster_features", clusters)
+        object.__setattr__(self, "_abbreviation_exact", exact)
+        object.__setattr__(self, "_abbreviation_folded", folded)
+        object.__setattr__(self, "_abbreviation_lex", lex_types)
+
+    @classmethod
+    def build(
+        cls,
+        lexicon: Any = None,
+        clusters: Mapping[str, str] | None = None,
+        abbreviations: Mapping[str, Sequence[str]] | None = None,
+        *,
+        default_abbreviations: bool = True,
+    ) -> "FeatureResources":
+        """Resources from a lexicon (anything with ``entries`` of ``name``/``semtypes``), clusters and abbreviations.
+
+        Without ``abbreviations``, the packaged clinical list is loaded unless
+        ``default_abbreviations`` is false.
+        """
+        if abbreviations is None and default_abbreviations:
+            from share_ner.lexicons.abbreviations import load_abbreviations
+
+            abbreviations = load_abbreviations()
+        matcher = TermMatcher.from_lexicon(lexicon) if lexicon is not None else None
+        return cls(matcher, clusters, abbreviations)
+
+    def cluster_features(self, word: str) -> dict[str, str] | None:
+        return self._cluster_features.get(cluster_key(word))
+
+    def abbreviation_features(self, word: str) -> FeatureDict | None:
+        feats = self._abbreviation_exact.get(word)
+        if feats is not None:
+            return feats
+        folded = self._abbreviation_folded.get(word.lower())
+        if folded is None:
+            return None
+        # A lowercase "sob" is still an abbreviation; a lowercase "as" usually is not: let the weights tell.
+        return {"abbr.list": "lower" if word.islower() else "case", **folded}
+
+    def abbreviation_lexicon_features(self, word: str) -> FeatureDict | None:
+        """``abbr.exp_lex=<semantic type>`` for an abbreviation one of whose expansions is a lexicon term."""
+        found = self._abbreviation_lex.get(word)
+        if found is None and word not in self._abbreviation_exact:
+            found = self._abbreviation_lex.get(word.lower())
+        return found
+
+
+EMPTY_RESOURCES = FeatureResources()
+
+
+@dataclass(frozen=True, slots=True)
+class NoteAbbreviations:
+    """Abbreviation definitions found in one note, by character offset."""
+
+    short_forms: frozenset[str] = frozenset()
+    # character offset of a token start inside a long form -> "B" (first word) or "I"
+    long_form_starts: Mapping[int, str] = field(default_factory=dict)
+    # short form text -> semantic types of its long form in the lexicon
+    short_form_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def note_abbreviations(text: str, matcher: TermMatcher | None = None) -> NoteAbbreviations:
+    """The short forms defined in ``text``, where their long forms are, and the long forms' lexicon types."""
+    definitions = find_definitions(text)
+    if not definitions:
+        return NoteAbbreviations()
+    shorts: set[str] = set()
+    starts: dict[int, str] = {}
+    types: dict[str, tuple[str, ...]] = {}
+    for (ss, se), (ls, le) in definitions:
+        short = text[ss:se]
+        shorts.add(short)
+        long_text = text[ls:le]
+        if matcher is not None and short not in types:
+            types[short] = matcher.lookup(long_text)
+        # Mark the start offset of each word of the long form.
+        starts[ls] = "B"
+        pos = ls
+        for piece in long_text.split()[1:]:
+            pos = text.index(piece, pos + 1)
+            starts.setdefault(pos, "I")
+    return NoteAbbreviations(frozenset(shorts), starts, types)
+
+
+def _index_bucket(i: int) -> str:
+    if i < 3:
+        return str(i)
+    if i < 5:
+        return "3-4"
+    if i < 10:
+        return "5-9"
+    return "10+"
+
+
+def sentence_features(
+    sentence: Sentence,
+    resources: FeatureResources = EMPTY_RESOURCES,
+    config: FeatureConfig = FeatureConfig(),
+    text: str | None = None,
+    abbreviations: NoteAbbreviations | None = None,
+) -> list[FeatureDict]:
+    """Feature dicts of the tokens of one sentence.
+
+    ``text`` is the document text (needed for the line-position features; without it a
+    token is first of its line only when it is the first of the sentence).
+    ``abbreviations`` are the note's in-note definitions (:func:`note_abbreviations`).
+    """
+    tokens = sentence.tokens
+    n = len(tokens)
+    if n == 0:
+        return []
+    words = [t.text for t in tokens]
+    base = [word_features(w) for w in words]
+    lower = [b.lower for b in base]
+    sshape = [b.short_shape for b in base]
+    feats: list[FeatureDict] = [{"bias": 1.0} for _ in range(n)]
+
+    for i, b in enumerate(base):
+        f = feats[i]
+        if config.word:
+            f.update(b.word)
+        if config.affix:
+            f.update(b.affix)
+        if config.shape:
+            f.update(b.shape)
+
+    if config.window and config.window_size:
+        for d in range(1, config.window_size + 1):
+            kl, ks, kl_, ks_ = f"-{d}:lw", f"-{d}:ss", f"+{d}:lw", f"+{d}:ss"
+            for i in range(d, n):
+                f = feats[i]
+                f[kl] = lower[i - d]
+                f[ks] = sshape[i - d]
+                g = feats[i - d]
+                g[kl_] = lower[i]
+                g[ks_] = sshape[i]
+
+    if config.conjunctions:
+        padded = ["<s>", *lower, "</s>"]
+        padded_shape = ["<s>", *sshape, "</s>"]
+        for i in range(n):
+            f = feats[i]
+            f["lw-1|lw"] = f"{padded[i]}|{padded[i + 1]}"
+            f["lw|lw+1"] = f"{padded[i + 1]}|{padded[i + 2]}"
+            f["ss-1|ss|ss+1"] = f"{padded_shape[i]}|{padded_shape[i + 1]}|{padded_shape[i + 2]}"
+
+    if config.section:
+        section = sentence.section or "-"
+        for f in feats:
+            f["sec"] = section
+
+    if config.position:
+        _position_features(sentence, feats, text)
+
+    if config.lexicon and resources.term_matcher is not None:
+        for m in resources.term_matcher.find(words):
+            for i in range(m.start, m.end):
+                tag = "B" if i == m.start else "I"
+                f = feats[i]
+                f["lex"] = tag
+                for semtype in m.semtypes:
+                    f[f"lex.type={tag}-{semtype}"] = 1.0
+                if config.window:
+                    if i > 0:
+                        feats[i - 1]["+1:lex"] = tag
+                    if i + 1 < n:
+                        feats[i + 1]["-1:lex"] = tag
+            feats[m.end - 1]["lex.last"] = 1.0
+
+    if config.abbreviation:
+        note = abbreviations
+        for i, tok in enumerate(tokens):
+            f = feats[i]
+            if resources.abbreviations:
+                extra = resources.abbreviation_features(words[i])
+                if extra:
+                    f.update(extra)
+                    if config.lexicon:
+                        lex = resources.abbreviation_lexicon_features(words[i])
+                        if lex:
+                            f.update(lex)
+            if note is not None and note.short_forms:
+                if words[i] in note.short_forms:
+                    f["abbr.defined"] = 1.0
+                    for semtype in note.short_form_types.get(words[i], ()):
+                        f[f"abbr.def_lex={semtype}"] = 1.0
+                tag = note.long_form_starts.get(tok.start)
+                if tag is not None:
+                    f["abbr.long"] = tag
+
+    if config.clusters and resources.clusters:
+        for i in range(n):
+            cl = resources.cluster_features(words[i])
+            if cl:
+                feats[i].update(cl)
+
+    return feats
+
+
+def _position_features(sentence: Sentence, feats: list[FeatureDict], text: str | None) -> None:
+    tokens = sentence.tokens
+    n = len(tokens)
+    feats[0]["BOS"] = 1.0
+    feats[-1]["EOS"] = 1.0
+    line_index = 0  # index of the token within its line
+    after_colon = False
+    bullet_line = False
+    for i, tok in enumerate(tokens):
+        f = feats[i]
+        f["idx"] = _index_bucket(i)
+        if i == 0:
+            if text is None:
+                first = True
+            else:
+                line_start = max(text.rfind("\n", 0, tok.start), text.rfind("\r", 0, tok.start)) + 1
+                first = not text[line_start : tok.start].strip()
+        elif text is None:
+            first = False
+        else:
+            gap = text[tokens[i - 1].end : tok.start]
+            first = "\n" in gap or "\r" in gap
+        if first:
+            line_index = 0
+            after_colon = False
+            bullet_line = False
+        else:
+            line_index += 1
+        word = tok.text
+        if line_index == 0:
+            f["line_first"] = 1.0
+            if word in _BULLETS or (word[:-1].isdigit() and word[-1:] in ".)" and len(word) <= 3):
+                bullet_line = True
+                f["bullet"] = 1.0
+            elif word.isdigit() and len(word) <= 2 and i + 1 < n and tokens[i + 1].text in (".", ")"):
+                bullet_line = True
+                f["bullet"] = 1.0
+        elif bullet_line:
+            if line_index == 1 and word in (".", ")"):
+                f["bullet"] = 1.0
+            else:
+                f["after_bullet"] = 1.0
+                bullet_line = False
+        if after_colon:
+            f["after_colon"] = 1.0
+        if word == ":":
+            after_colon = True
+
+
+def document_features(
+    doc: Document,
+    sentences: Sequence[Sentence],
+    resources: FeatureResources = EMPTY_RESOURCES,
+    config: FeatureConfig = FeatureConfig(),
+) -> list[list[FeatureDict]]:
+    """Feature dicts of every token of every sentence of ``doc``: one list per sentence, one dict per token."""
+    abbreviations = None
+    if config.abbreviation:
+        abbreviations = note_abbreviations(doc.text, resources.term_matcher if config.lexicon else None)
+    return [sentence_features(s, resources, config, doc.text, abbreviations) for s in sentences]

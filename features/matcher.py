@@ -1,0 +1,136 @@
+"""Longest-match lookup of lexicon terms in token sequences.
+
+Terms and tokens are compared on the same normalization: lowercased runs of letters and
+digits (punctuation is ignored), so ``"Crohn's disease"`` matches the tokens
+``Crohn 's disease`` and ``"diabetes mellitus, type 2"`` matches ``diabetes mellitus type 2``
+whatever the tokenizer did with the apostrophe or the comma. The terms are kept in a trie
+of those word keys, so a lookup walks only as far as the text agrees with some term.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+_WORD = re.compile(r"[^\W_]+")
+_END = ""  # trie key under which a node stores the semantic types of the term ending there
+
+
+def term_keys(text: str) -> list[str]:
+    """The normalized word keys of ``text``: lowercased alphanumeric runs."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A lexicon match over tokens ``start`` .. ``end`` - 1 of a sentence."""
+
+    start: int
+    end: int
+    semtypes: tuple[str, ...]
+
+
+class TermMatcher:
+    """A trie of normalized lexicon terms, each with the semantic types it was given."""
+
+    __slots__ = ("_trie", "n_terms", "max_words")
+
+    def __init__(self) -> None:
+        self._trie: dict[str, Any] = {}
+        self.n_terms = 0
+        self.max_words = 0
+
+    @classmethod
+    def from_terms(cls, terms: Iterable[tuple[str, str]]) -> "TermMatcher":
+        """Build from ``(term, semantic type)`` pairs; a term given several types keeps them all."""
+        matcher = cls()
+        for term, semtype in terms:
+            matcher.add(term, semtype)
+        return matcher
+
+    @classmethod
+    def from_lexicon(cls, lexicon: Any) -> "TermMatcher":
+        """Build from a lexicon whose ``entries`` have ``name`` and ``semtypes`` (``share_ner.lexicons.Lexicon``)."""
+        return cls.from_terms(
+            (entry.name, semtype) for entry in lexicon.entries for semtype in (tuple(entry.semtypes) or ("",))
+        )
+
+    def add(self, term: str, semtype: str = "") -> None:
+        keys = term_keys(term)
+        if not keys:
+            return
+        node = self._trie
+        for key in keys:
+            node = node.setdefault(key, {})
+        types = node.get(_END)
+        if types is None:
+            node[_END] = (semtype,)
+            self.n_terms += 1
+        elif semtype not in types:
+            node[_END] = tuple(sorted(types + (semtype,)))
+        self.max_words = max(self.max_words, len(keys))
+
+    def __len__(self) -> int:
+        return self.n_terms
+
+    def __getstate__(self) -> tuple:
+        return self._trie, self.n_terms, self.max_words
+
+    def __setstate__(self, state: tuple) -> None:
+        self._trie, self.n_terms, self.max_words = state
+
+    def lookup(self, text: str) -> tuple[str, ...]:
+        """The semantic types of ``text`` when the whole of it is a term, else ``()``."""
+        node = self._trie
+        keys = term_keys(text)
+        if not keys:
+            return ()
+        for key in keys:
+            node = node.get(key)
+            if node is None:
+                return ()
+        return node.get(_END, ())
+
+    def find(self, words: Sequence[str]) -> list[Match]:
+        """Greedy left-to-right longest non-overlapping matches over a sentence's token texts.
+
+        A match starts at a token's first word key and ends at a token's last one, so it
+        always covers whole tokens; tokens with no word key (punctuation) never start or
+        end a match.
+        """
+        # Flatten the tokens into word keys, remembering which token each key came from.
+        keys: list[str] = []
+        owner: list[int] = []
+        first: list[bool] = []
+        for i, word in enumerate(words):
+            parts = _WORD.findall(word.lower())
+            for j, part in enumerate(parts):
+                keys.append(part)
+                owner.append(i)
+                first.append(j == 0)
+        n = len(keys)
+        matches: list[Match] = []
+        trie = self._trie
+        k = 0
+        while k < n:
+            best_end = -1
+            best_types: tuple[str, ...] = ()
+            if first[k]:
+                node = trie.get(keys[k])
+                m = k
+                while node is not None:
+                    m += 1
+                    types = node.get(_END)
+                    # Only accept an end at a token boundary.
+                    if types is not None and (m == n or first[m] or owner[m] != owner[m - 1]):
+                        best_end, best_types = m, types
+                    if m == n:
+                        break
+                    node = node.get(keys[m])
+            if best_end > 0:
+                matches.append(Match(owner[k], owner[best_end - 1] + 1, best_types))
+                k = best_end
+            else:
+                k += 1
+        return matches

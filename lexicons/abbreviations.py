@@ -1,0 +1,61 @@
+"""The clinical abbreviation list: common abbreviations of disorders and findings with their expansions.
+
+The data is ``lexicons/data/clinical_abbreviations.tsv``: a header line
+``abbreviation<TAB>expansion``, then one expansion a row (an ambiguous abbreviation
+such as ``PE`` has several rows). Lines starting with ``#`` are comments. The tagger's
+abbreviation features and the normalizer read it through :func:`load_abbreviations`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from share_ner.errors import InputError
+
+ABBREVIATIONS_PATH = Path(__file__).parent / "data" / "clinical_abbreviations.tsv"
+COLUMNS = ("abbreviation", "expansion")
+
+
+def load_abbreviations(path: str | Path | None = None) -> dict[str, list[str]]:
+    """Read an abbreviation TSV (default: the packaged list) into ``{abbreviation: [expansion, ...]}``.
+
+    Abbreviations keep their case (``MS`` and ``ms`` differ); expansions keep file order,
+    without duplicates. Unknown or missing columns, a wrong field count or an empty field
+    raise :class:`~share_ner.errors.InputError` naming the file and line.
+    """
+    path = Path(path) if path is not None else ABBREVIATIONS_PATH
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(path, f"cannot read abbreviation list: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(path, "abbreviation list is not valid UTF-8") from None
+    header_at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
+    if header_at is None:
+        raise InputError(path, f"empty abbreviation list: expected the header {'<TAB>'.join(COLUMNS)}")
+    header = [c.strip() for c in lines[header_at].split("\t")]
+    unknown = [c for c in header if c not in COLUMNS]
+    if unknown:
+        raise InputError(
+            path, f"unknown column(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(COLUMNS)}", line=header_at + 1
+        )
+    missing = [c for c in COLUMNS if c not in header]
+    if missing or len(header) != len(set(header)):
+        raise InputError(path, f"the header must name each of the columns {', '.join(COLUMNS)} once", line=header_at + 1)
+    abbr_col, exp_col = header.index("abbreviation"), header.index("expansion")
+
+    out: dict[str, list[str]] = {}
+    for number in range(header_at + 2, len(lines) + 1):
+        line = lines[number - 1]
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) != len(header):
+            raise InputError(path, f"expected {len(header)} tab-separated fields, got {len(fields)}", line=number)
+        abbreviation, expansion = fields[abbr_col], fields[exp_col]
+        if not abbreviation or not expansion:
+            raise InputError(path, "empty abbreviation or expansion", line=number)
+        expansions = out.setdefault(abbreviation, [])
+        if expansion not in expansions:
+            expansions.append(expansion)
+    return out
