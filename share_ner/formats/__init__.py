@@ -1,1 +1,171 @@
-"""Annotation file formats: one module per format."""
+"""Annotation file formats: one module per format, and dispatch by file name.
+
+- ``share`` — the ShARe/CLEF pipe format, ``<doc>.pipe.txt`` (:mod:`share_ner.formats.share`)
+- ``brat`` — BRAT standoff, ``<doc>.ann`` (:mod:`share_ner.formats.brat`)
+- ``jsonl`` — JSON Lines, one note a line, ``*.jsonl`` (:mod:`share_ner.formats.jsonl`)
+
+:func:`read_annotations` reads a directory (searched recursively, formats may be
+mixed) or a single file into ``{doc_id: [Mention, ...]}``; a per-note file with
+no mentions is a note with no mentions. :func:`write_annotations` writes one
+note's mentions in any of the three formats; reading back gives the same mentions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from share_ner.document import Document, Mention
+from share_ner.errors import InputError, ShareNerError
+from share_ner.formats import brat, jsonl, share
+from share_ner.notes import doc_id_from_path, is_gold_file
+
+FORMATS = ("share", "brat", "jsonl")
+SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX}
+
+# (line number or None, mention) per note, and the file it came from
+_Located = dict[str, tuple[Path, list[tuple[int | None, Mention]]]]
+
+
+def format_of(path: str | Path) -> str | None:
+    """The format a file name announces (``share``, ``brat``, ``jsonl``), or None."""
+    path = Path(path)
+    if is_gold_file(path):
+        return "share"
+    if path.name.endswith(brat.SUFFIX):
+        return "brat"
+    if path.name.endswith(jsonl.SUFFIX):
+        return "jsonl"
+    return None
+
+
+def _sniff(path: Path) -> str:
+    text = share.read_text_file(path)
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    if first.lstrip().startswith("{"):
+        return "jsonl"
+    if share.SEP in first:
+        return "share"
+    if first[:1] == "T" and "\t" in first:
+        return "brat"
+    if not first:
+        raise InputError(path, "empty file of unknown format; name it <doc>.pipe.txt, <doc>.ann or *.jsonl")
+    raise InputError(
+        path, "not a pipe (doc.txt||Disease_Disorder||...), BRAT (T1<TAB>...) or JSON Lines ({...}) file", 1
+    )
+
+
+def _pipe_lines(path: Path) -> list[int]:
+    # read_pipe skips blank lines; these are the line numbers of the mentions it returns
+    text = share.read_text_file(path)
+    return [i for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _read_file(path: Path, fmt: str, per_note: bool, out: _Located) -> None:
+    """Read one file into ``out``; ``per_note`` files hold one note named by the file."""
+    found: dict[str, list[tuple[int | None, Mention]]] = {}
+    if fmt == "share":
+        if per_note:
+            doc_id = doc_id_from_path(path)
+            found[doc_id] = list(zip(_pipe_lines(path), share.read_pipe(path, expect_doc=doc_id)))
+        else:
+            for lineno, m in zip(_pipe_lines(path), share.read_pipe(path)):
+                found.setdefault(m.doc_id, []).append((lineno, m))
+    elif fmt == "brat":
+        doc_id = doc_id_from_path(path)
+        found[doc_id] = list(brat.iter_ann(share.read_text_file(path), doc_id, path))
+    else:
+        for rec in jsonl.read_jsonl(path):
+            found[rec.doc_id] = [(rec.line, m) for m in rec.mentions]
+    for doc_id, located in found.items():
+        if doc_id in out:
+            raise InputError(path, f"note {doc_id} is also annotated in {out[doc_id][0]}")
+        out[doc_id] = (path, located)
+
+
+def annotation_files(path: str | Path) -> list[Path]:
+    """Annotation files under a directory (recursively, sorted), by file name; hidden files are skipped."""
+    root = Path(path)
+    return [
+        p
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(".") and format_of(p) is not None
+    ]
+
+
+def read_annotations(path: str | Path, notes: Mapping[str, Document] | None = None) -> dict[str, list[Mention]]:
+    """Mentions keyed by note id from a directory or a single file of pipe / ``.ann`` / ``.jsonl`` annotations.
+
+    A single file of unknown suffix is recognised by its first line. With
+    ``notes``, every span of a note found there is checked to end within its
+    text; the error names the annotation file and line.
+    """
+    path = Path(path)
+    located: _Located = {}
+    if path.is_file():
+        fmt = format_of(path) or _sniff(path)
+        _read_file(path, fmt, per_note=False, out=located)
+    elif path.is_dir():
+        files = annotation_files(path)
+        if not files:
+            raise InputError(path, "no annotation files (*.pipe.txt, *.ann, *.jsonl) in this directory")
+        for p in files:
+            _read_file(p, format_of(p) or "share", per_note=True, out=located)
+    else:
+        raise InputError(path, "no such file or directory")
+    if notes is not None:
+        check_offsets(located, notes)
+    return {doc_id: [m for _, m in ms] for doc_id, (_, ms) in located.items()}
+
+
+def check_offsets(located: _Located, notes: Mapping[str, Document]) -> None:
+    for doc_id, (path, mentions) in located.items():
+        doc = notes.get(doc_id)
+        if doc is None:
+            continue
+        for lineno, m in mentions:
+            if m.end > len(doc.text):
+                raise InputError(
+                    path,
+                    f"span {m.spans[-1][0]}-{m.end} of note {doc_id} ends past the note's end "
+                    f"({len(doc.text)} characters)",
+                    lineno,
+                )
+
+
+def write_annotations(
+    out_dir: str | Path, doc: Document, mentions: Iterable[Mention], fmt: str, *, with_text: bool = False
+) -> Path:
+    """Write one note's mentions as ``<doc>.pipe.txt``, ``<doc>.ann`` or ``<doc>.jsonl`` in ``out_dir``.
+
+    With ``with_text`` the note text travels too: in the JSON line, or as
+    ``<doc>.txt`` beside the ``.ann`` (brat needs it to display the note).
+    Returns the annotation file's path.
+    """
+    if fmt not in FORMATS:
+        raise ShareNerError(f"unknown annotation format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    out_dir = Path(out_dir)
+    mentions = list(mentions)
+    if fmt == "share":
+        target = out_dir / share.gold_file_name(doc.id)
+        share.write_pipe(target, mentions)
+    elif fmt == "brat":
+        target = out_dir / brat.file_name(doc.id)
+        brat.write_brat(target, mentions, doc.text)
+        if with_text:
+            with open(out_dir / f"{doc.id}.txt", "w", encoding="utf-8", newline="") as f:
+                f.write(doc.text)
+    else:
+        target = out_dir / jsonl.file_name(doc.id)
+        jsonl.write_jsonl(target, [(doc.id, mentions, doc.text)], with_text=with_text)
+    return target
+
+
+__all__ = [
+    "FORMATS",
+    "annotation_files",
+    "check_offsets",
+    "format_of",
+    "read_annotations",
+    "write_annotations",
+]

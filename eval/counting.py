@@ -1,0 +1,107 @@
+"""Per-note counts, and the metrics computed from summed counts.
+
+Every metric of Task 1a/1b is a ratio of sums of five per-note counts, so the
+significance test can recompute it for thousands of shuffles at once from a
+``(notes, 5)`` integer array. The columns are :data:`COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from share_ner.document import Mention
+from share_ner.errors import ShareNerError
+from share_ner.eval.matching import cui_matches, relaxed_matches, strict_matches
+
+COLUMNS = ("n_gold", "n_pred", "strict_tp", "relaxed_tp", "cui_correct")
+N_GOLD, N_PRED, STRICT_TP, RELAXED_TP, CUI_CORRECT = range(len(COLUMNS))
+
+
+class DocCounts(NamedTuple):
+    """The counts of one note."""
+
+    n_gold: int
+    n_pred: int
+    strict_tp: int
+    relaxed_tp: int
+    cui_correct: int
+
+
+def count_document(gold: Sequence[Mention], pred: Sequence[Mention]) -> DocCounts:
+    """Match one note's predicted mentions to its gold mentions and count."""
+    return DocCounts(
+        len(gold), len(pred), strict_matches(gold, pred), relaxed_matches(gold, pred), cui_matches(gold, pred)
+    )
+
+
+@dataclass(frozen=True)
+class CorpusCounts:
+    """Counts for every gold note (rows in ``doc_ids`` order, columns :data:`COLUMNS`)."""
+
+    doc_ids: tuple[str, ...]
+    table: np.ndarray
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = field(default=())
+
+    @property
+    def totals(self) -> np.ndarray:
+        return self.table.sum(axis=0)
+
+
+def _some(ids: Sequence[str], n: int = 5) -> str:
+    shown = ", ".join(ids[:n])
+    return shown + (f" and {len(ids) - n} more" if len(ids) > n else "")
+
+
+def count_corpus(
+    gold: Mapping[str, Sequence[Mention]], pred: Mapping[str, Sequence[Mention]], *, allow_extra: bool = False
+) -> CorpusCounts:
+    """Count every gold note; a gold note missing from ``pred`` predicts nothing.
+
+    A predicted note that gold does not have is an error, unless ``allow_extra``
+    (then it is left out of the scores and listed in ``extra``).
+    """
+    extra = tuple(sorted(d for d in pred if d not in gold))
+    if extra and not allow_extra:
+        raise ShareNerError(
+            f"{len(extra)} predicted note(s) have no gold annotations: {_some(extra)} "
+            "(allow extra notes to leave them out of the scores)"
+        )
+    doc_ids = tuple(sorted(gold))
+    missing = tuple(d for d in doc_ids if d not in pred)
+    table = np.array([count_document(gold[d], pred.get(d, ())) for d in doc_ids], dtype=np.int64)
+    return CorpusCounts(doc_ids, table.reshape(len(doc_ids), len(COLUMNS)), missing, extra)
+
+
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den``, 0 where ``den`` is 0."""
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def precision(totals: np.ndarray, tp: int) -> np.ndarray:
+    return ratio(totals[..., tp], totals[..., N_PRED])
+
+
+def recall(totals: np.ndarray, tp: int) -> np.ndarray:
+    return ratio(totals[..., tp], totals[..., N_GOLD])
+
+
+def f1(totals: np.ndarray, tp: int) -> np.ndarray:
+    # the harmonic mean of P = tp/pred and R = tp/gold is 2 tp / (gold + pred), 0 when tp is 0
+    return ratio(2 * totals[..., tp], totals[..., N_GOLD] + totals[..., N_PRED])
+
+
+# metric name -> function of summed counts (any leading shape, last axis COLUMNS)
+METRICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "strict_f1": lambda t: f1(t, STRICT_TP),
+    "relaxed_f1": lambda t: f1(t, RELAXED_TP),
+    "strict_accuracy": lambda t: ratio(t[..., CUI_CORRECT], t[..., N_GOLD]),
+    "relaxed_accuracy": lambda t: ratio(t[..., CUI_CORRECT], t[..., STRICT_TP]),
+}

@@ -1,0 +1,167 @@
+"""BRAT standoff (``.ann``): the format annotation teams edit in the brat tool.
+
+One text-bound annotation a line, with the CUI in an AnnotatorNotes line::
+
+    T1<TAB>Disease_Disorder 10 15;20 25<TAB>left atrium dilated
+    #1<TAB>AnnotatorNotes T1<TAB>C0011849
+
+Offsets are 0-based, end-exclusive characters of the note as stored (``\\r``
+counted); fragments of a discontiguous mention are joined by ``;`` and their
+text by one space. A text-bound annotation without a note is ``CUI-less``; a
+brat normalization line (``N1<TAB>Reference T1 UMLS:C0011849<TAB>...``) is read
+too when there is no note. Relations, events and attributes (``R``, ``E``,
+``A``, ``M``, ``*`` lines) are valid brat and are skipped. The file holds one
+note; its id is the file name without ``.ann``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from share_ner.document import CUI_LESS, Mention
+from share_ner.errors import InputError
+from share_ner.formats.share import read_text_file
+from share_ner.notes import doc_id_from_path
+
+SUFFIX = ".ann"
+_OFFSETS = re.compile(r"^(\d+) (\d+)$")
+_SKIPPED = ("R", "E", "A", "M", "*")
+_TEXT_BOUND = "expected T<n><TAB><type> <start> <end>[;<start> <end>...]<TAB><text>"
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    # split on "\n" only: str.splitlines() would also break at U+2028 or \x85 copied from a note
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        yield lineno, line.removesuffix("\r")
+
+
+def file_name(doc_id: str) -> str:
+    return f"{doc_id}{SUFFIX}"
+
+
+def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator[tuple[int, Mention]]:
+    """``(line number, Mention)`` for each text-bound annotation of an ``.ann`` file's content, in file order."""
+    bound: dict[str, tuple[int, str, tuple[tuple[int, int], ...]]] = {}
+    cuis: dict[str, str] = {}
+    noted: set[str] = set()
+    refs: list[tuple[int, str]] = []
+    for lineno, line in _lines(text):
+        if not line.strip():
+            continue
+        ident = line.split("\t", 1)[0]
+        if ident.startswith("T"):
+            tid, type_, spans = _parse_text_bound(line, path, lineno)
+            if tid in bound:
+                raise InputError(path, f"annotation id {tid} is used twice (first on line {bound[tid][0]})", lineno)
+            bound[tid] = (lineno, type_, spans)
+        elif ident.startswith("#"):
+            tid, cui = _parse_note(line, path, lineno)
+            if tid in noted:
+                raise InputError(path, f"second AnnotatorNotes line for {tid}; expected one CUI per annotation", lineno)
+            noted.add(tid)
+            cuis[tid] = cui
+            refs.append((lineno, tid))
+        elif ident.startswith("N"):
+            parsed = _parse_normalization(line, path, lineno)
+            if parsed is not None:
+                refs.append((lineno, parsed[0]))
+                cuis.setdefault(parsed[0], parsed[1])
+        elif not ident.startswith(_SKIPPED):
+            raise InputError(
+                path, "line does not start with a brat annotation id; expected T, #, N, R, E, A, M or * then a number", lineno
+            )
+    for lineno, tid in refs:
+        if tid not in bound:
+            raise InputError(path, f"note refers to {tid}, which is not a text-bound annotation of this file", lineno)
+    for tid, (lineno, type_, spans) in bound.items():
+        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_)
+
+
+def _parse_text_bound(line: str, path: str | Path | None, lineno: int) -> tuple[str, str, tuple[tuple[int, int], ...]]:
+    fields = line.split("\t")
+    if len(fields) < 2 or len(fields) > 3:
+        raise InputError(path, f"found {len(fields)} tab-separated fields; {_TEXT_BOUND}", lineno)
+    tid, body = fields[0], fields[1]
+    if not re.fullmatch(r"T\d+", tid):
+        raise InputError(path, f"first field is not an annotation id; {_TEXT_BOUND}", lineno)
+    type_, _, offsets = body.partition(" ")
+    if not type_ or not offsets:
+        raise InputError(path, f"no offsets after the type; {_TEXT_BOUND}", lineno)
+    spans = []
+    for frag in offsets.split(";"):
+        m = _OFFSETS.match(frag)
+        if not m:
+            raise InputError(path, f"fragment {frag!r} is not '<start> <end>'; {_TEXT_BOUND}", lineno)
+        s, e = int(m.group(1)), int(m.group(2))
+        if s >= e:
+            raise InputError(path, f"span {s}-{e}: expected start < end", lineno)
+        spans.append((s, e))
+    # brat allows fragments in any order; touching or overlapping ones are not one mention's words
+    spans.sort()
+    for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+        if s2 < e1:
+            raise InputError(path, f"fragments {s1}-{e1} and {s2}-{e2} overlap", lineno)
+    return tid, type_, tuple(spans)
+
+
+def _parse_note(line: str, path: str | Path | None, lineno: int) -> tuple[str, str]:
+    fields = line.split("\t")
+    head = fields[1].split(" ") if len(fields) >= 2 else []
+    if len(fields) not in (2, 3) or len(head) != 2 or head[0] != "AnnotatorNotes":
+        raise InputError(path, "malformed note line; expected #<n><TAB>AnnotatorNotes T<n><TAB><CUI>", lineno)
+    cui = fields[2].strip() if len(fields) == 3 else ""
+    if not cui:
+        return head[1], CUI_LESS
+    if any(ch.isspace() for ch in cui):
+        raise InputError(path, f"note for {head[1]} holds several words; expected one CUI or {CUI_LESS}", lineno)
+    return head[1], cui
+
+
+def _parse_normalization(line: str, path: str | Path | None, lineno: int) -> tuple[str, str] | None:
+    fields = line.split("\t")
+    head = fields[1].split(" ") if len(fields) >= 2 else []
+    if len(head) != 3 or head[0] != "Reference":
+        raise InputError(path, "malformed normalization; expected N<n><TAB>Reference T<n> <db>:<id><TAB><text>", lineno)
+    db, _, ident = head[2].partition(":")
+    if not ident:
+        raise InputError(path, f"reference {head[2]!r}; expected <db>:<id> such as UMLS:C0011849", lineno)
+    # only UMLS references are CUIs; other databases are kept out of the CUI field
+    return (head[1], ident) if db.upper() == "UMLS" else None
+
+
+def parse_ann(text: str, doc_id: str, path: str | Path | None = None) -> list[Mention]:
+    """The mentions of an ``.ann`` file's content, in file order."""
+    return [m for _, m in iter_ann(text, doc_id, path)]
+
+
+def read_brat(path: str | Path, doc_id: str | None = None) -> list[Mention]:
+    """Read one ``.ann`` file; the note id defaults to the file name without ``.ann``."""
+    return parse_ann(read_text_file(path), doc_id or doc_id_from_path(path), path)
+
+
+def _fragment_text(doc_text: str, s: int, e: int) -> str:
+    # a tab or newline inside a span would break the line format
+    return re.sub(r"[\t\r\n]", " ", doc_text[s:e])
+
+
+def format_brat(mentions: Iterable[Mention], doc_text: str | None = None) -> str:
+    """``.ann`` content: ``T<n>`` then ``#<n>`` (its CUI) for each mention; the text column is empty without ``doc_text``."""
+    out = []
+    for n, m in enumerate(mentions, start=1):
+        offsets = ";".join(f"{s} {e}" for s, e in m.spans)
+        words = "" if doc_text is None else " ".join(_fragment_text(doc_text, s, e) for s, e in m.spans)
+        out.append(f"T{n}\t{m.type} {offsets}\t{words}\n")
+        out.append(f"#{n}\tAnnotatorNotes T{n}\t{m.cui}\n")
+    return "".join(out)
+
+
+def write_brat(path: str | Path, mentions: Iterable[Mention], doc_text: str | None = None) -> None:
+    """Write an ``.ann`` file atomically (temporary file, then rename)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(format_brat(mentions, doc_text))
+    os.replace(tmp, path)
