@@ -19,6 +19,8 @@ from share_ner.errors import ShareNerError
 COMMANDS = [
     "train",
     "evaluate",
+    "tag",
+    "ceiling",
 ]
 
 

@@ -1,0 +1,261 @@
+"""Tokens with document offsets, and sentences that follow how clinical notes are written.
+
+Tokenization is scispacy's rule tokenizer (``combined_rule_tokenizer`` on
+``spacy.blank("en")``; it keeps ``h/o``, ``IL-6`` and ``3/12/2020`` whole),
+built once per process and shared. On top of it:
+
+* MIMIC-III de-identification placeholders (``[**Hospital1 18**]``) are masked
+  before tokenizing, so each is exactly one token with its true offsets and
+  never ends a sentence;
+* tokens never contain whitespace (spaCy's whitespace tokens are dropped);
+* a few extra splits where gold mention boundaries often fall inside a
+  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``eval/bench_ceiling.py``).
+
+Sentence boundaries come from line structure as much as from punctuation: a
+line break ends a sentence unless the next line visibly continues it (starts
+lower-case after a line without final punctuation); section headers
+(``HISTORY OF PRESENT ILLNESS:``, ``Past Medical History:``) are sentences of
+their own and set :attr:`Sentence.section` for what follows; numbered-list
+items and bullets start a new sentence; ``.``/``?``/``!`` end one when the next
+token starts upper-case, with a digit, or with a bullet.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import warnings
+from bisect import bisect_right
+from typing import Any
+
+from share_ner.document import Document, Sentence, Token
+
+__all__ = ["PLACEHOLDER_RE", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
+
+# [**...**] placeholders of MIMIC-III; non-greedy, may not span a blank line.
+PLACEHOLDER_RE = re.compile(r"\[\*\*(?:(?!\*\*\]).){0,200}?\*\*\]", re.S)
+
+_tokenizer: Any = None
+_lock = threading.Lock()
+
+
+def get_tokenizer() -> Any:
+    """The process-wide scispacy rule tokenizer (built on first use, ~0.3 s)."""
+    global _tokenizer
+    if _tokenizer is None:
+        with _lock:
+            if _tokenizer is None:
+                import spacy
+                from scispacy.custom_tokenizer import combined_rule_tokenizer
+
+                nlp = spacy.blank("en")
+                with warnings.catch_warnings():
+                    # scispacy's regexes trigger a harmless FutureWarning in re.
+                    warnings.simplefilter("ignore", FutureWarning)
+                    _tokenizer = combined_rule_tokenizer(nlp)
+    return _tokenizer
+
+
+_WS = re.compile(r"\s")
+_NONWS = re.compile(r"\S+")
+# Extra separators inside scispacy tokens, each becoming a token of its own:
+# commas glued to words (mtsamples' "allergies.,OBJECTIVE:,Vitals"; not 1,000),
+# a dot or colon before such a comma, an opening parenthesis glued to a word
+# ("hepatitis(B"), and "/" between two words of letters ("fibrillation/flutter"),
+# where gold mention boundaries often fall. Dates, h/o, IL-6 stay whole.
+_EXTRA_SPLIT = re.compile(
+    r"(?<![0-9]),|,(?![0-9])|[.:](?=,)|(?<=[A-Za-z])\(|(?<=[A-Za-z]{3})/(?=[A-Za-z]{3})"
+)
+
+
+def _split_extra(text: str, start: int, out: list[Token]) -> None:
+    """Append the token ``text`` at ``start``, cut at :data:`_EXTRA_SPLIT` separators."""
+    pos = 0
+    for m in _EXTRA_SPLIT.finditer(text):
+        a, b = m.span()
+        if a > pos:
+            out.append(Token(text[pos:a], start + pos, start + a))
+        out.append(Token(text[a:b], start + a, start + b))
+        pos = b
+    if pos < len(text):
+        out.append(Token(text[pos:], start + pos, start + len(text)))
+
+
+def tokenize(text: str) -> list[Token]:
+    """Tokens of ``text`` with their character offsets; whitespace is never part of a token."""
+    if not text or text.isspace():
+        return []
+    placeholders = [(m.start(), m.end()) for m in PLACEHOLDER_RE.finditer(text)]
+    masked = text
+    if placeholders:
+        # Same-length mask keeps every offset; "X" runs are never split by the tokenizer.
+        parts = []
+        pos = 0
+        for s, e in placeholders:
+            parts.append(text[pos:s])
+            parts.append("X" * (e - s))
+            pos = e
+        parts.append(text[pos:])
+        masked = "".join(parts)
+    doc = get_tokenizer()(masked)
+    tokens: list[Token] = []
+    ws_search = _WS.search
+    extra_search = _EXTRA_SPLIT.search
+    for t in doc:
+        s = t.idx
+        masked_word = t.text
+        word = text[s : s + len(masked_word)]
+        if ws_search(masked_word):
+            if word.isspace():
+                continue
+            for m in _NONWS.finditer(word):
+                tokens.append(Token(m.group(), s + m.start(), s + m.end()))
+            continue
+        if len(word) > 1 and extra_search(word):
+            _split_extra(word, s, tokens)
+        else:
+            tokens.append(Token(word, s, s + len(word)))
+    if placeholders:
+        tokens = _fix_placeholders(text, tokens, placeholders)
+    return tokens
+
+
+def _fix_placeholders(text: str, tokens: list[Token], placeholders: list[tuple[int, int]]) -> list[Token]:
+    """Make every placeholder exactly one token (a mask glued to a word is cut off it)."""
+    starts = [s for s, _ in placeholders]
+    out: list[Token] = []
+    for tok in tokens:
+        i = bisect_right(starts, tok.end - 1) - 1
+        # Placeholders that can intersect tok: those starting before tok.end.
+        cuts = set()
+        while i >= 0 and placeholders[i][1] > tok.start:
+            ps, pe = placeholders[i]
+            if ps > tok.start:
+                cuts.add(ps)
+            if pe < tok.end:
+                cuts.add(pe)
+            i -= 1
+        if not cuts:
+            out.append(tok)
+            continue
+        bounds = [tok.start, *sorted(cuts), tok.end]
+        for a, b in zip(bounds, bounds[1:]):
+            out.append(Token(text[a:b], a, b))
+    return out
+
+
+# ---------------------------------------------------------------- sentences
+
+_FUNCTION_WORDS = frozenset("of and or the in on for to with at by a an & / -".split())
+# A header: up to 7 words before a colon not followed by a digit (times, ratios).
+_HEADER_RE = re.compile(
+    r"(?:(?<=^)|(?<=[\n,.;]))[ \t]*(?P<h>[A-Za-z][A-Za-z0-9/&'()\-]*(?:[ \t]+[A-Za-z0-9/&'()\-]+){0,6})[ \t]*:(?![0-9])",
+    re.M,
+)
+_LIST_NUMBER = re.compile(r"^(?:\d{1,2}|[a-zA-Z])$")
+_BULLETS = frozenset("- * • · ‣ ◦ ▪ o".split())
+_FINAL = frozenset(".?!")
+_ABBREV_SINGLE = re.compile(r"^[A-Za-z]$")
+
+
+def normalize_section(header: str) -> str:
+    """``"HISTORY OF  PRESENT ILLNESS:"`` → ``"history of present illness"``."""
+    return " ".join(header.strip().rstrip(":").split()).lower()
+
+
+def _is_header(h: str, at_line_start: bool) -> bool:
+    words = h.split()
+    letters = [c for c in h if c.isalpha()]
+    if len(letters) < 2:
+        return False
+    if h.upper() == h:
+        return True  # ALL CAPS anywhere at a clause start
+    if not at_line_start or len(words) > 5:
+        return False
+    # Title Case at line start: "Past Medical History:", "Vitals:".
+    return all(w[0].isupper() or w.lower() in _FUNCTION_WORDS for w in words)
+
+
+def _find_headers(text: str) -> list[tuple[int, int, str]]:
+    """(start, end incl. colon, normalized name) of section headers in ``text``."""
+    out = []
+    for m in _HEADER_RE.finditer(text):
+        s = m.start("h")
+        before = text[text.rfind("\n", 0, s) + 1 : s]
+        # Line start, or glued to a comma as in mtsamples' ",Neck:  Supple".
+        line_start = not before.strip() or before.endswith(",")
+        if _is_header(m.group("h"), line_start):
+            out.append((s, m.end(), normalize_section(m.group("h"))))
+    return out
+
+
+def split_sentences(doc: Document) -> list[Sentence]:
+    """Sentences of ``doc`` with tokens carrying document offsets and the section each falls under."""
+    text = doc.text
+    tokens = tokenize(text)
+    if not tokens:
+        return []
+    headers = _find_headers(text) if ":" in text else []
+    header_at: dict[int, tuple[int, str]] = {}  # token start -> (header end, name)
+    for s, e, name in headers:
+        header_at[s] = (e, name)
+
+    sentences: list[Sentence] = []
+    section = ""
+    current: list[Token] = []
+    header_end = -1  # end offset of the header being read, -1 outside a header
+    list_marker_at = -1  # index (in current) of a list number token at sentence start
+    doc_id = doc.id
+    n = len(tokens)
+
+    def flush() -> None:
+        nonlocal current
+        if current:
+            sentences.append(Sentence(doc_id, tuple(current), section))
+            current = []
+
+    prev: Token | None = None
+    for i in range(n):
+        tok = tokens[i]
+        ttext = tok.text
+        if prev is not None:
+            boundary = False
+            if header_end >= 0 and tok.start >= header_end:
+                boundary = True  # the header sentence ends at its colon
+                header_end = -1
+            elif tok.start in header_at:
+                boundary = True
+            else:
+                gap = text[prev.end : tok.start]
+                ptext = prev.text
+                if "\n" in gap:
+                    first = ttext[0]
+                    if (
+                        gap.count("\n") > 1
+                        or ptext[-1] in ".?!:;"
+                        or not first.islower()
+                        or ttext in _BULLETS
+                    ):
+                        boundary = True
+                elif ptext in _FINAL and gap:
+                    # "2.  Samples": the dot of a list number is not a sentence end.
+                    if not (list_marker_at == len(current) - 2):
+                        first = ttext[0]
+                        if first.isupper() or first.isdigit() or ttext in _BULLETS or first in "\"'([":
+                            boundary = True
+                elif ptext == "," and not gap and _LIST_NUMBER.match(ttext) and i + 1 < n:
+                    # mtsamples' ",2.  Samples" list items.
+                    nxt = tokens[i + 1]
+                    boundary = nxt.text in (".", ")") and nxt.start == tok.end
+            if boundary:
+                flush()
+        if not current:
+            list_marker_at = -1
+            if tok.start in header_at:
+                header_end, section = header_at[tok.start]
+            elif i + 1 < n and _LIST_NUMBER.match(ttext) and tokens[i + 1].text in (".", ")"):
+                list_marker_at = 0
+        current.append(tok)
+        prev = tok
+    flush()
+    return sentences

@@ -1,0 +1,187 @@
+"""Encode/decode on hand-written sentences: every tag, shared heads, several discontiguous mentions, overlaps."""
+
+from __future__ import annotations
+
+import pytest
+
+from share_ner.document import Document, Mention
+from share_ner.encoding import (
+    SCHEMES,
+    TAGS,
+    check_mentions,
+    decode,
+    encode,
+    encode_report,
+    round_trip_ceiling,
+    validate,
+)
+from share_ner.errors import ShareNerError
+from share_ner.text import split_sentences
+
+
+def sentence_of(text: str):
+    (sent,) = split_sentences(Document("d1", text))
+    return sent
+
+
+def m(text: str, *phrases: str, doc_id: str = "d1") -> Mention:
+    """A mention made of the given phrases, each found left to right in ``text``."""
+    spans, pos = [], 0
+    for p in phrases:
+        s = text.index(p, pos)
+        spans.append((s, s + len(p)))
+        pos = s + len(p)
+    return Mention(doc_id, tuple(spans))
+
+
+def tags_by_word(sent, tags):
+    return [(t.text, tag) for t, tag in zip(sent.tokens, tags)]
+
+
+AORTA = "The aortic root and ascending aorta are moderately dilated."
+ATRIUM = "The left atrium is moderately dilated."
+
+
+def test_shared_head_table5():
+    sent = sentence_of(AORTA)
+    gold = [m(AORTA, "aortic root", "dilated"), m(AORTA, "ascending aorta", "dilated")]
+    tags = encode(sent, gold)
+    assert tags == ["O", "DB", "DI", "O", "DB", "DI", "O", "O", "HB", "O"]
+    assert decode(sent, tags) == sorted(gold)
+
+
+def test_discontiguous_without_head_table5():
+    sent = sentence_of(ATRIUM)
+    gold = [m(ATRIUM, "left atrium", "dilated")]
+    tags = encode(sent, gold)
+    assert tags == ["O", "DB", "DI", "O", "O", "DB", "O"]
+    assert decode(sent, tags) == gold
+
+
+def test_contiguous_table5():
+    text = "No pain."
+    sent = sentence_of(text)
+    assert encode(sent, [m(text, "pain")]) == ["O", "B", "O"]
+    assert decode(sent, ["O", "B", "O"]) == [m(text, "pain")]
+
+
+def test_multi_token_head_and_contiguous_sharer():
+    # Chia's pattern: "X or Y disorders" = X … disorders + Y disorders (contiguous).
+    text = "renal or hepatic functional abnormality"
+    sent = sentence_of(text)
+    gold = [m(text, "renal", "functional abnormality"), m(text, "hepatic functional abnormality")]
+    tags = encode(sent, gold)
+    assert tags == ["DB", "O", "DB", "HB", "HI"]
+    assert decode(sent, tags) == sorted(gold)
+
+
+def test_head_before_fragments():
+    text = "hepatitis B or C"
+    sent = sentence_of(text)
+    gold = [m(text, "hepatitis B"), m(text, "hepatitis", "C")]
+    tags = encode(sent, gold)
+    assert tags == ["HB", "DB", "O", "DB"]
+    assert decode(sent, tags) == sorted(gold)
+
+
+def test_two_heads_each_fragment_takes_nearest():
+    text = "cardiac or renal failure and liver or lung disease"
+    sent = sentence_of(text)
+    gold = [
+        m(text, "cardiac", "failure"),
+        m(text, "renal failure"),
+        m(text, "liver", "disease"),
+        m(text, "lung disease"),
+    ]
+    res = encode_report(sent, gold)
+    assert res.dropped == [] and res.inexact == []
+    assert res.tags == ["DB", "O", "DB", "HB", "O", "DB", "O", "DB", "HB"]
+    assert decode(sent, res.tags) == sorted(gold)
+
+
+def test_overlap_that_cannot_be_held_is_reported():
+    text = "Becker muscular dystrophy"
+    sent = sentence_of(text)
+    outer, inner = m(text, "Becker muscular dystrophy"), m(text, "muscular dystrophy")
+    res = encode_report(sent, [outer, inner])
+    assert len(res.dropped) == 1
+    kept = decode(sent, res.tags)
+    assert len(kept) == 1 and kept[0] in (outer, inner) and kept[0] not in res.dropped
+
+
+def test_boundary_inside_token_is_inexact():
+    text = "Hailey Hailey diseases"
+    sent = sentence_of(text)
+    gold = Mention("d1", ((0, 21),))  # ends inside "diseases"
+    res = encode_report(sent, [gold])
+    assert res.inexact == [gold]
+    assert res.tags == ["B", "I", "I"]
+    assert decode(sent, res.tags) == [Mention("d1", ((0, 22),))]
+
+
+def test_bio_scheme_flattens_to_hull():
+    sent = sentence_of(ATRIUM)
+    gold = [m(ATRIUM, "left atrium", "dilated")]
+    tags = encode(sent, gold, scheme="bio")
+    assert tags == ["O", "B", "I", "I", "I", "I", "O"]
+    assert decode(sent, tags, scheme="bio") == [m(ATRIUM, "left atrium is moderately dilated")]
+
+
+def test_bio_prefers_contiguous_and_reports_hull_overlap():
+    text = "renal or hepatic failure"
+    sent = sentence_of(text)
+    disc, cont = m(text, "renal", "failure"), m(text, "hepatic failure")
+    res = encode_report(sent, [disc, cont], scheme="bio")
+    assert res.dropped == [disc]
+    assert res.tags == ["O", "O", "B", "I"]
+
+
+def test_lenient_decode_of_inside_without_begin():
+    text = "No chest pain today"
+    sent = sentence_of(text)
+    assert decode(sent, ["O", "I", "I", "O"]) == [m(text, "chest pain")]
+
+
+def test_validate_names_position_and_neighbours():
+    validate(["O", "B", "I", "DB", "DI", "HB", "HI"])
+    with pytest.raises(ShareNerError, match=r"position 2.*O B \[DI\] O.*'DI' may only follow DB, DI"):
+        validate(["O", "B", "DI", "O"])
+    with pytest.raises(ShareNerError, match=r"invalid tag 'X' at position 0.*allowed tags"):
+        validate(["X"], "bio")
+    with pytest.raises(ShareNerError, match="allowed tags of scheme 'bio'"):
+        validate(["DB"], "bio")
+
+
+def test_unknown_scheme():
+    with pytest.raises(ShareNerError, match="unknown tagging scheme 'iobes'; allowed: biohd, bio"):
+        encode(sentence_of("pain"), [], scheme="iobes")
+
+
+def test_tags_are_declared_by_schemes():
+    assert set(SCHEMES["biohd"].tags) == set(TAGS)
+    assert not SCHEMES["biohd"].allowed(None, "HI")
+    assert SCHEMES["biohd"].allowed("HB", "HI") and not SCHEMES["biohd"].allowed("DB", "HI")
+
+
+def test_mention_outside_note_is_a_clear_error():
+    doc = Document("note7", "short text")
+    with pytest.raises(ShareNerError, match=r"note note7: gold mention at offsets 5-40 ends past the end"):
+        check_mentions(doc, [Mention("note7", ((5, 40),))])
+
+
+def test_ceiling_counts_hand_built_corpus():
+    text = "The aortic root and ascending aorta are moderately dilated.\nHailey Hailey diseases.\nNo pain."
+    docs = {"a": Document("a", text)}
+    gold = {
+        "a": [
+            m(AORTA, "aortic root", "dilated", doc_id="a"),
+            m(AORTA, "ascending aorta", "dilated", doc_id="a"),
+            Mention("a", ((60, 81),)),  # "Hailey Hailey disease" inside "diseases": lost
+            m(text, "pain", doc_id="a"),
+        ]
+    }
+    r = round_trip_ceiling(docs, gold)
+    assert (r["mentions"], r["survived"], r["discontiguous"], r["discontiguous_survived"]) == (4, 3, 2, 2)
+    assert r["lost"]["inexact"] == 1
+    r = round_trip_ceiling(docs, gold, "bio")
+    assert (r["survived"], r["discontiguous_survived"]) == (1, 0)

@@ -1,0 +1,89 @@
+"""Tokenizer and sentence splitter on hand-written clinical snippets."""
+
+from __future__ import annotations
+
+from share_ner.document import Document
+from share_ner.text import normalize_section, split_sentences, tokenize
+
+
+def words(sentences):
+    return [[t.text for t in s.tokens] for s in sentences]
+
+
+def test_tokens_carry_exact_offsets_and_no_whitespace():
+    text = "Pt  h/o IL-6\televation on 3/12/2020,\u00a0no\r\nfever."
+    toks = tokenize(text)
+    for t in toks:
+        assert text[t.start : t.end] == t.text
+        assert not any(c.isspace() for c in t.text)
+    assert [t.text for t in toks][:6] == ["Pt", "h/o", "IL-6", "elevation", "on", "3/12/2020"]
+
+
+def test_placeholders_are_single_tokens_with_exact_offsets():
+    text = "Seen at [**Hospital1 18**] on [**2150-1-1**] by Dr. [**Last Name (NamePattern1) 123**]'s team."
+    toks = tokenize(text)
+    ph = [t for t in toks if t.text.startswith("[**")]
+    assert [t.text for t in ph] == ["[**Hospital1 18**]", "[**2150-1-1**]", "[**Last Name (NamePattern1) 123**]"]
+    for t in ph:
+        assert text[t.start : t.end] == t.text
+    assert "'s" in [t.text for t in toks]
+
+
+def test_placeholder_never_splits_a_sentence():
+    doc = Document("n1", "He was transferred to [**Hospital1 18**]. For care he went to [**Hospital 2**] today.")
+    sents = split_sentences(doc)
+    assert len(sents) == 2
+    assert sents[0].tokens[-2].text == "[**Hospital1 18**]"
+
+
+def test_crlf_offsets():
+    text = "Diabetes\r\nHypertension\r\n\r\nNo CHF"
+    sents = split_sentences(Document("n2", text))
+    assert words(sents) == [["Diabetes"], ["Hypertension"], ["No", "CHF"]]
+    for s in sents:
+        for t in s.tokens:
+            assert text[t.start : t.end] == t.text
+
+
+def test_section_headers_and_numbered_lists():
+    text = (
+        "HISTORY OF PRESENT ILLNESS: Chest pain for 2 days.\n"
+        "Past Medical History:\n1. CHF\n2. DM2 with\nneuropathy\n- COPD"
+    )
+    sents = split_sentences(Document("n3", text))
+    assert words(sents) == [
+        ["HISTORY", "OF", "PRESENT", "ILLNESS", ":"],
+        ["Chest", "pain", "for", "2", "days", "."],
+        ["Past", "Medical", "History", ":"],
+        ["1", ".", "CHF"],
+        ["2", ".", "DM2", "with", "neuropathy"],
+        ["-", "COPD"],
+    ]
+    assert [s.section for s in sents] == ["history of present illness"] * 2 + ["past medical history"] * 4
+
+
+def test_inline_headers_and_list_items_mtsamples_style():
+    text = "Clear.,ASSESSMENT:,  Allergic rhinitis.,PLAN:,1.  Try Zyrtec.  Use loratadine.,2.  Samples given."
+    sents = split_sentences(Document("n4", text))
+    sections = {" ".join(w): s.section for w, s in zip(words(sents), sents)}
+    assert sections["1 . Try Zyrtec ."] == "plan"
+    assert sections["Use loratadine . ,"] == "plan"
+    assert sections["2 . Samples given ."] == "plan"
+    assert any(s.section == "assessment" and "rhinitis" in [t.text for t in s.tokens] for s in sents)
+
+
+def test_punctuation_and_abbreviations():
+    sents = split_sentences(Document("n5", "Dr. Smith saw him. He denies fever, e.g. no chills. vs. before"))
+    assert words(sents) == [
+        ["Dr.", "Smith", "saw", "him", "."],
+        ["He", "denies", "fever", ",", "e.g.", "no", "chills", ".", "vs.", "before"],
+    ]
+
+
+def test_empty_notes_give_no_sentences():
+    assert split_sentences(Document("e", "")) == []
+    assert split_sentences(Document("e", " \r\n\t ")) == []
+
+
+def test_normalize_section():
+    assert normalize_section(" HISTORY OF  PRESENT ILLNESS:") == "history of present illness"
