@@ -20,6 +20,7 @@ COMMANDS = [
     "train",
     "evaluate",
     "tag",
+    "tag",
     "ceiling",
 ]
 

@@ -1,0 +1,97 @@
+"""``share-ner tag``: tag note files, directories and MIMIC note exports with a trained model.
+
+The work is done by :func:`share_ner.batch.run_batch`; this module parses arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from pathlib import Path
+
+from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, load_annotator, run_batch
+from share_ner.errors import ShareNerError
+
+
+def _at_least(minimum: int):
+    def parse(value: str) -> int:
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"{n} is not at least {minimum}")
+        return n
+
+    return parse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "tag",
+        help="find and normalize disorder mentions in notes (files, directories, MIMIC CSV exports)",
+        description="Tag notes with a trained model. INPUT is a note file, a directory of notes (searched "
+        "recursively for *.txt), or a MIMIC-III NOTEEVENTS.csv[.gz] / MIMIC-IV-Note discharge.csv.gz or "
+        "radiology.csv.gz export (recognised by its header). Rerunning the same command after an interruption "
+        "resumes where it stopped.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="note file, directory of notes, or MIMIC CSV export")
+    p.add_argument("--model", metavar="M", help="model directory (default: the built-in default model)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory; without it, JSON Lines go to stdout")
+    p.add_argument("--format", choices=("share", "brat", "jsonl"), dest="fmt",
+                   help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports)")
+    p.add_argument("--jobs", type=_at_least(1), default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--category", action="append", default=[], metavar="C",
+                   help="CSV exports: keep only notes of this CATEGORY / note_type (repeatable)")
+    p.add_argument("--limit", type=_at_least(0), metavar="N", help="tag at most the first N selected notes")
+    p.add_argument("--include-errors", action="store_true",
+                   help="MIMIC-III: keep rows flagged ISERROR=1 (skipped by default)")
+    p.add_argument("--encoding", default="utf-8", metavar="E", help="text encoding of the inputs (default utf-8)")
+    p.add_argument("--shard-size", type=_at_least(1), default=DEFAULT_SHARD_SIZE, metavar="N",
+                   help=f"CSV exports: notes per output shard (default {DEFAULT_SHARD_SIZE})")
+    p.add_argument("--rejects", metavar="FILE",
+                   help="rejects file (default DIR/rejects.tsv; without --out, rejects are printed to stderr)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
+    p.set_defaults(func=run)
+
+
+def _model_dir(arg: str | None) -> Path:
+    if arg:
+        path = Path(arg)
+        if not path.is_dir():
+            raise ShareNerError(f"{path}: no such model directory")
+        return path.resolve()
+    try:
+        from share_ner.default_model import default_model_dir
+    except ImportError:
+        raise ShareNerError("no default model in this installation; pass --model DIR") from None
+    return Path(default_model_dir()).resolve()
+
+
+def run(args: argparse.Namespace) -> int:
+    model = _model_dir(args.model)
+    options = BatchOptions(
+        out=Path(args.out) if args.out else None,
+        fmt=args.fmt,
+        jobs=args.jobs,
+        categories=tuple(args.category),
+        limit=args.limit,
+        include_errors=args.include_errors,
+        encoding=args.encoding,
+        progress=not args.quiet and sys.stderr.isatty(),
+        rejects=Path(args.rejects) if args.rejects else None,
+        shard_size=args.shard_size,
+        model=str(model),
+    )
+    try:
+        summary = run_batch(args.inputs, functools.partial(load_annotator, model), options)
+    except KeyboardInterrupt:
+        if args.out:
+            print(f"share-ner: stopped; completed outputs are kept in {args.out}: run the same command to resume",
+                  file=sys.stderr)
+        raise
+    if not args.quiet:
+        print(f"share-ner: {summary.line()}", file=sys.stderr)
+    return 0
