@@ -20,7 +20,6 @@ COMMANDS = [
     "train",
     "evaluate",
     "tag",
-    "tag",
     "ceiling",
 ]
 
