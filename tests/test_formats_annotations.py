@@ -1,0 +1,92 @@
+"""read_annotations / write_annotations: dispatch by file name, mixed directories, offset checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from share_ner.document import Document, Mention
+from share_ner.errors import InputError, ShareNerError
+from share_ner.formats import FORMATS, read_annotations, write_annotations
+from share_ner.notes import read_notes
+
+EVAL = Path(__file__).parent / "fixtures" / "eval"
+
+
+@pytest.fixture(scope="module")
+def notes() -> dict[str, Document]:
+    return read_notes(EVAL / "text")
+
+
+@pytest.fixture(scope="module")
+def gold(notes) -> dict[str, list[Mention]]:
+    return read_annotations(EVAL / "gold", notes)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_round_trips_the_fixtures(tmp_path, notes, gold, fmt):
+    for doc_id, ms in gold.items():
+        write_annotations(tmp_path, notes[doc_id], ms, fmt)
+    assert read_annotations(tmp_path, notes) == gold
+
+
+def test_mixed_directory_and_duplicate_notes(tmp_path, notes, gold):
+    write_annotations(tmp_path, notes["exact"], gold["exact"], "brat")
+    write_annotations(tmp_path, notes["dup"], gold["dup"], "jsonl")
+    write_annotations(tmp_path / "..", notes["empty"], [], "share")  # outside: not read
+    write_annotations(tmp_path, notes["missing"], gold["missing"], "share")
+    assert read_annotations(tmp_path) == {k: gold[k] for k in ("exact", "dup", "missing")}
+    write_annotations(tmp_path, notes["exact"], gold["exact"], "jsonl")
+    with pytest.raises(InputError, match=r"exact.jsonl: note exact is also annotated in .*exact.ann"):
+        read_annotations(tmp_path)
+
+
+def test_brat_with_text_writes_the_note_beside(tmp_path, notes, gold):
+    write_annotations(tmp_path, notes["discont"], gold["discont"], "brat", with_text=True)
+    assert (tmp_path / "discont.txt").read_text(encoding="utf-8") == notes["discont"].text
+    assert read_annotations(tmp_path) == {"discont": gold["discont"]}
+
+
+def test_single_files_by_suffix_or_content(tmp_path):
+    (tmp_path / "run.txt").write_text("a.txt||Disease_Disorder||C1||0||3\nb.txt||Disease_Disorder||C2||4||6\n")
+    assert read_annotations(tmp_path / "run.txt") == {
+        "a": [Mention("a", ((0, 3),), "C1")],
+        "b": [Mention("b", ((4, 6),), "C2")],
+    }
+    (tmp_path / "x.out").write_text('{"doc_id": "x", "mentions": [{"spans": [[1, 2]]}]}\n')
+    assert read_annotations(tmp_path / "x.out") == {"x": [Mention("x", ((1, 2),))]}
+    (tmp_path / "note7.ann").write_text("T1\tDisease_Disorder 0 4\tPain\n")
+    assert read_annotations(tmp_path / "note7.ann") == {"note7": [Mention("note7", ((0, 4),))]}
+    (tmp_path / "what.csv").write_text("a,b,c\n")
+    with pytest.raises(InputError, match=r"what.csv:1: not a pipe"):
+        read_annotations(tmp_path / "what.csv")
+
+
+def test_empty_or_absent_inputs(tmp_path):
+    with pytest.raises(InputError, match="no annotation files"):
+        read_annotations(tmp_path)
+    with pytest.raises(InputError, match="no such file or directory"):
+        read_annotations(tmp_path / "nope")
+    (tmp_path / "e.ann").write_text("")
+    assert read_annotations(tmp_path) == {"e": []}
+
+
+@pytest.mark.parametrize(
+    "fmt, expected_line",
+    [("share", 2), ("brat", 3), ("jsonl", 1)],
+)
+def test_offset_past_the_note_names_file_and_line(tmp_path, fmt, expected_line):
+    doc = Document("n", "Pt has asthma.\n")  # 15 characters
+    ms = [Mention("n", ((7, 13),)), Mention("n", ((7, 20),))]
+    path = write_annotations(tmp_path, doc, ms, fmt)
+    with pytest.raises(InputError) as err:
+        read_annotations(tmp_path, {"n": doc})
+    assert str(err.value) == (
+        f"{path}:{expected_line}: span 7-20 of note n ends past the note's end (15 characters)"
+    )
+
+
+def test_unknown_format_is_a_user_error(tmp_path):
+    with pytest.raises(ShareNerError, match="expected one of share, brat, jsonl"):
+        write_annotations(tmp_path, Document("n", ""), [], "xml")
