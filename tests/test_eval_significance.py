@@ -75,3 +75,29 @@ def test_ranking_orders_by_strict_f1_and_marks_significance():
     assert [r.name for r in ranked] == ["good", "mid", "bad"]
     assert ranked[1].better_than_next("strict_f1")  # 0.9 vs 0.3 recall
     assert not ranked[-1].vs_next  # nothing below the last
+
+
+def test_shuffled_p_value_approaches_the_exact_permutation_p_value():
+    # Three notes: all 2**3 swap patterns can be enumerated by hand.
+    # A: (gold, pred, strict, relaxed, correct) per note; B worse on notes 0 and 1.
+    a = np.array([[4, 4, 4, 4, 4], [2, 2, 2, 2, 1], [3, 3, 1, 3, 1]])
+    b = np.array([[4, 4, 1, 3, 1], [2, 2, 1, 2, 1], [3, 3, 1, 3, 1]])
+    # strict F1 = 2*strict/(gold+pred), gold + pred = 18 for both whatever is swapped, so only the
+    # strict sums matter. Unswapped: A 4+2+1 = 7, B 1+1+1 = 3, |diff| 4. Swap note 0 only: A 1+2+1 = 4,
+    # B 4+1+1 = 6, |diff| 2. Swap note 1 only: A 6, B 4, |diff| 2. Swap both: A 3, B 7, |diff| 4.
+    # Note 2 is the same in both, so each case occurs twice: 4 of 8 patterns reach 4, exact p = 0.5.
+    from itertools import product
+
+    from share_ner.eval.counting import METRICS
+
+    f = METRICS["strict_f1"]
+    observed = abs(f(a.sum(0)) - f(b.sum(0)))
+    hits = 0
+    for swap in product([0, 1], repeat=3):
+        s = np.array(swap)[:, None]
+        sa, sb = (a * (1 - s) + b * s).sum(0), (b * (1 - s) + a * s).sum(0)
+        hits += abs(f(sa) - f(sb)) >= observed - 1e-12
+    exact = hits / 8
+    assert exact == 0.5
+    res = approximate_randomization(a, b, ["strict_f1"], n_shuffles=20_000, seed=7)
+    assert res["strict_f1"].p_value == pytest.approx(exact, abs=0.015)
