@@ -296,6 +296,300 @@ def lexicon_terms() -> list[Term]:
     return terms
 
 
+
+# Templates put slots into the corpus markup, so one converter serves both sources.
+#   <t>  a term, lower-cased first letter;  <T>  a term, capitalized
+#   <COORD>  "hepatic, renal or cardiac disease": shared-head coordination
+#   <SITE>   "the left atrium is moderately dilated": a discontiguous site + finding
+ELIGIBILITY_TEMPLATES: tuple[str, ...] = (
+    "History of <t>",
+    "History of <t> or <t>",
+    "Known <t>",
+    "Known <t> requiring treatment",
+    "Patients with <t> or <t> are excluded",
+    "Patients with <t> are not eligible",
+    "Diagnosis of <t>",
+    "Confirmed diagnosis of <t> according to standard criteria",
+    "Active <t>",
+    "Uncontrolled <t>",
+    "Current <t> requiring treatment",
+    "Prior <t> within the past 6 months",
+    "<T> within 3 months before screening",
+    "<T> in the last 12 months",
+    "Documented <t>",
+    "Clinically significant <t>",
+    "Severe <t>",
+    "Evidence of <t>",
+    "Presence of <t> or <t>",
+    "Any <t>, <t> or <t>",
+    "<T> (e.g. <t>, <t>)",
+    "Signs or symptoms of <t>",
+    "Subjects with a history of <t>, <t>, or <t>",
+    "Participants with <t> who are stable on treatment",
+    "<T>",
+    "<T>",
+    "<T> or <t>",
+    "<T>, <t> or <t>",
+    "<T> requiring hospitalization",
+    "Recent <t>",
+    "<T> that, in the opinion of the investigator, would interfere with the study",
+    "Significant <COORD>",
+    "Clinically significant <COORD>",
+    "History of <COORD>",
+    "Severe <COORD>",
+    "Any <COORD> that may affect participation",
+    "Age 18 years or older with <t>",
+    "Adults with <t> and <t>",
+    "Women with <t> who are not pregnant",
+    "Inability to consent due to <t>",
+    "Stable <t> for at least 3 months",
+    "<T> not adequately controlled by medication",
+    "Previous <t> or <t> with residual deficits",
+    "At risk of <t>",
+    "Suspected <t>",
+)
+
+CLINICAL_TEMPLATES: tuple[str, ...] = (
+    "History of <t>.",
+    "Denies <t>.",
+    "Denies <t>, <t> or <t>.",
+    "No <t> or <t>.",
+    "<T> noted on exam.",
+    "Pt with h/o <t>, presents with <t>.",
+    "Known <t> requiring treatment.",
+    "Assessment: <t>, likely secondary to <t>.",
+    "# <T>: continue current management.",
+    "# <T>: stable, follow up as outpatient.",
+    "Negative for <t>, <t> and <t>.",
+    "Complains of <t> for 3 days.",
+    "PMH: <t>, <t>, <t>",
+    "<T> - stable.",
+    "Findings consistent with <t>.",
+    "r/o <t>",
+    "Admitted with <t> and <t>.",
+    "Reports worsening <t> over the past week.",
+    "Family history of <t>.",
+    "Exam notable for <t>.",
+    "Impression: <t> without <t>.",
+    "Discharge diagnosis: <t>.",
+    "The patient has a long history of <t> complicated by <t>.",
+    "Today she reports <t> but no <t>.",
+    "There is evidence of <t>.",
+    "<SITE>.",
+    "<SITE>. No <t>.",
+    "On exam, <SITE>.",
+    "Also with <COORD>.",
+)
+
+FILLER_LINES: tuple[str, ...] = (
+    "Age 18 years or older",
+    "Able to provide written informed consent",
+    "Willing to comply with all study procedures",
+    "Participation in another clinical trial within 30 days",
+    "Body mass index between 18 and 35 kg/m2",
+    "Hemoglobin of at least 9 g/dL",
+    "Life expectancy of at least 12 weeks",
+    "ECOG performance status 0 to 2",
+    "Use of systemic corticosteroids within 4 weeks",
+    "Prior treatment with an anti-PD-1 antibody",
+    "Women of childbearing potential must use effective contraception",
+    "Adequate renal function (creatinine clearance of 50 mL/min or more)",
+    "Platelet count of 100,000/mm3 or more",
+    "Scheduled for elective surgery",
+    "Resident of the study area",
+    "Vitals stable, afebrile.",
+    "Continue current medications.",
+    "Follow up in clinic in 2 weeks.",
+    "s/p appendectomy [**2101**]",
+    "Lungs clear to auscultation bilaterally.",
+    "Abdomen soft, non-distended.",
+    "Heart: regular rate and rhythm.",
+    "Labs reviewed with the patient.",
+    "Started on metformin 500 mg twice daily.",
+    "Seen by Dr. [**Last Name (STitle) 412**] at [**Hospital1 18**].",
+    "Discharged home on [**2150-3-4**].",
+)
+
+CRITERIA_HEADERS = ("Inclusion Criteria:", "Exclusion Criteria:", "Key inclusion criteria", "EXCLUSION CRITERIA:", "")
+CLINICAL_HEADERS = (
+    "Past Medical History:", "Assessment and Plan:", "History of Present Illness:", "Hospital Course:",
+    "Review of Systems:", "Impression:", "Discharge Diagnoses:", "",
+)
+BULLETS = ("- ", "* ", "", "  - ", "#. ", "• ")
+
+# Shared-head coordinations and discontiguous site/finding pairs, written for the generator.
+COORD_MODIFIERS = (
+    "cardiac", "renal", "hepatic", "pulmonary", "neurological", "psychiatric", "autoimmune", "metabolic",
+    "cardiovascular", "gastrointestinal", "hematologic", "endocrine", "infectious", "respiratory",
+    "inflammatory", "thyroid", "liver", "kidney", "heart", "lung",
+)
+COORD_HEADS = ("disease", "disorder", "impairment", "insufficiency", "failure", "dysfunction", "abnormalities")
+SITE_FINDINGS: tuple[tuple[str, str], ...] = (
+    ("left atrium", "dilated"), ("right atrium", "enlarged"), ("left ventricle", "dilated"),
+    ("right ventricle", "dilated"), ("aortic root", "dilated"), ("ascending aorta", "dilated"),
+    ("spleen", "enlarged"), ("liver", "enlarged"), ("kidneys", "atrophic"), ("heart", "enlarged"),
+    ("mitral valve leaflets", "thickened"), ("aortic valve leaflets", "thickened"), ("ventricles", "enlarged"),
+    ("gallbladder wall", "thickened"), ("thyroid gland", "enlarged"), ("lymph nodes", "enlarged"),
+    ("abdomen", "distended"), ("left lower extremity", "swollen"), ("right knee", "swollen"),
+    ("common bile duct", "dilated"), ("pancreatic duct", "dilated"), ("bowel loops", "dilated"),
+)
+SEVERITY = ("mildly", "moderately", "severely", "markedly", "")
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """Settings of the template generator; every value changes the generated data (and the model key).
+
+    Attributes:
+        n_docs: number of generated documents.
+        min_lines, max_lines: lines (criteria, sentences) per document.
+        eligibility_share: share of documents written as eligibility criteria (the rest are clinical).
+        project_share: share of term slots filled from the project's term list (the rest from HPO).
+        filler_share: share of lines without any disorder mention.
+        crlf_share: share of documents with CRLF line ends.
+        hpo_max_words: longest HPO name (in words) used.
+        seed: random seed; the same settings always give the same documents.
+    """
+
+    n_docs: int = 300
+    min_lines: int = 4
+    max_lines: int = 12
+    eligibility_share: float = 0.6
+    project_share: float = 0.5
+    filler_share: float = 0.2
+    crlf_share: float = 0.3
+    hpo_max_words: int = 4
+    seed: int = 13
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+_MARKUP_CHARS = re.compile(r"[\[\]{}|<>]")
+
+
+_LAB_WORDS = frozenset(
+    "concentration concentrations circulating level levels activity antibody antibodies positivity "
+    "measurement serum plasma urinary urine ratio count".split()
+)
+
+
+def _usable_hpo(terms: Iterable[Term], max_words: int) -> list[Term]:
+    out = []
+    for t in terms:
+        words = t.name.split()
+        if not words or len(words) > max_words or _MARKUP_CHARS.search(t.name):
+            continue
+        if t.name.lower().startswith(("abnormality of", "abnormal ", "aplasia/hypoplasia")):
+            continue  # HPO grouping terms, not how notes name disorders
+        if _LAB_WORDS.intersection(w.lower() for w in words):
+            continue  # lab values alone are not disorders under the ShARe guidelines
+        out.append(t)
+    return out
+
+
+def _cased(name: str, capital: bool) -> str:
+    if capital:
+        return name[:1].upper() + name[1:]
+    first = name.split()[0]
+    if len(first) > 1 and (first[1].isupper() or first[1].isdigit()):
+        return name  # acronym such as COPD or HIV
+    return name[:1].lower() + name[1:]
+
+
+def _fill(template: str, rng: random.Random, pick, line_no: int) -> str:
+    """Replace the slots of one template by markup."""
+    out = template
+    k = 0
+    while "<COORD>" in out:
+        mods = rng.sample(COORD_MODIFIERS, rng.choice((2, 2, 3)))
+        head = rng.choice(COORD_HEADS)
+        ids = [f"c{line_no}x{k}x{i}" for i in range(len(mods))]
+        parts = [f"{{{{{i}:{m}}}}}" for i, m in zip(ids[:-1], mods[:-1])]
+        last = f"{{{{{ids[-1]}:{mods[-1]}}}}} {{{{{','.join(ids)}:{head}}}}}"
+        text = (", ".join(parts) + " or " + last) if len(parts) > 1 else f"{parts[0]} or {last}"
+        out = out.replace("<COORD>", text, 1)
+        k += 1
+    while "<SITE>" in out:
+        site, finding = rng.choice(SITE_FINDINGS)
+        sev = rng.choice(SEVERITY)
+        sid = f"s{line_no}x{k}"
+        verb = "are" if site.endswith("s") else "is"
+        text = f"the {{{{{sid}:{site}}}}} {verb} {sev + ' ' if sev else ''}{{{{{sid}:{finding}}}}}"
+        if out.startswith("<SITE>"):
+            text = "T" + text[1:]
+        out = out.replace("<SITE>", text, 1)
+        k += 1
+    while "<t>" in out or "<T>" in out:
+        i_lower, i_upper = out.find("<t>"), out.find("<T>")
+        candidates = [i for i in (i_lower, i_upper) if i >= 0]
+        i = min(candidates)
+        capital = out[i + 1] == "T"
+        term = pick()
+        cui = "" if term.cui == CUI_LESS else f"|{term.cui}"
+        out = out[:i] + f"[[{_cased(term.name, capital)}{cui}]]" + out[i + 3 :]
+    return out
+
+
+def generate_template_docs(
+    project: Sequence[Term],
+    hpo: Sequence[Term],
+    config: SynthConfig = SynthConfig(),
+) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """Deterministically generate annotated documents (ids ``synth-0000``...) from the templates.
+
+    ``project`` and ``hpo`` are the two term pools; ``config.project_share`` of
+    the slots are filled from ``project``. Same inputs and config, same output.
+    """
+    rng = random.Random(config.seed)
+    hpo_pool = _usable_hpo(hpo, config.hpo_max_words)
+    # Shorter HPO names are the commoner ways of naming a phenotype in text.
+    # HPO terms with a UMLS cross-reference are the better-established ones.
+    hpo_weights = [(2.0 if t.cui != CUI_LESS else 1.0) / len(t.name.split()) for t in hpo_pool]
+    project_pool = list(project)
+    if not project_pool and not hpo_pool:
+        raise ValueError("no terms to fill the templates with")
+
+    def pick() -> Term:
+        if hpo_pool and (not project_pool or rng.random() >= config.project_share):
+            return rng.choices(hpo_pool, hpo_weights)[0]
+        return rng.choice(project_pool)
+
+    docs: dict[str, Document] = {}
+    gold: dict[str, list[Mention]] = {}
+    for n in range(config.n_docs):
+        doc_id = f"synth-{n:04d}"
+        eligibility = rng.random() < config.eligibility_share
+        templates = ELIGIBILITY_TEMPLATES if eligibility else CLINICAL_TEMPLATES
+        header = rng.choice(CRITERIA_HEADERS if eligibility else CLINICAL_HEADERS)
+        bullet = rng.choice(BULLETS)
+        newline = "\r\n" if rng.random() < config.crlf_share else "\n"
+        lines = [header] if header else []
+        for i in range(rng.randint(config.min_lines, config.max_lines)):
+            if rng.random() < config.filler_share:
+                body = rng.choice(FILLER_LINES)
+            else:
+                body = _fill(rng.choice(templates), rng, pick, i)
+            prefix = f"{i + 1}. " if bullet == "#. " else bullet
+            lines.append(prefix + body)
+        markup = newline.join(lines) + newline
+        doc, mentions = parse_markup(markup, doc_id)
+        docs[doc_id], gold[doc_id] = doc, mentions
+    return docs, gold
+
+
+def training_data(
+    config: SynthConfig = SynthConfig(),
+) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """The default model's training set: the hand-annotated corpus plus the template documents."""
+    docs, gold = load_default_corpus()
+    if config.n_docs:
+        syn_docs, syn_gold = generate_template_docs(project_terms(), hpo_terms(), config)
+        docs.update(syn_docs)
+        gold.update(syn_gold)
+    return docs, gold
+
+
 def build_share_corpus(markup_dir: str | Path = MARKUP_DIR, out_dir: str | Path = SHARE_DIR) -> tuple[int, int]:
     """Regenerate the ShARe files of the corpus from its markup; returns (notes, mentions)."""
     docs, gold = read_markup_dir(markup_dir)
