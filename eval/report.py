@@ -75,7 +75,7 @@ def format_ranking(ranked: Sequence[RankedSystem], n_shuffles: int) -> str:
 
     head = f"{'':<{width}}  {'Strict':<24}{'Relaxed':<24}{'Accuracy':<16}"
     sub = f"{'System':<{width}}  " + "".join(f"{h:>7} " for h in ("P", "R", "F1", "P", "R", "F1", "strict", "relaxed"))
-    lines = [head, sub.rstrip()]
+    lines = [head.rstrip(), sub.rstrip()]
     for r in ranked:
         s = r.scores
         lines.append(
