@@ -201,7 +201,7 @@ def iter_csv_notes(
                 continue
             row += 1
             if len(fields) != width:
-                note_id = fields[i_id].strip() if len(fields) > i_id and len(fields) > i_text else ""
+                note_id = fields[i_id].strip() if len(fields) > i_id else ""
                 yield CsvRecord(row, line, note_id, None, f"line {line}: {len(fields)} fields, expected {width}")
                 continue
             note_id = fields[i_id].strip()

@@ -1,0 +1,276 @@
+"""The batch runner: note files and CSV shards, rejects, workers, resume after a kill, stdout."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from share_ner.batch import BatchOptions, NoteResult, annotate_note, count_tokens, run_batch
+from share_ner.document import Document, Mention
+from share_ner.errors import InputError, ShareNerError
+from share_ner.formats import read_annotations
+from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
+
+TERMS = re.compile(r"\b(fever|pneumonia|diabetes|pain)\b")
+
+
+class RegexAnnotator:
+    """A picklable stand-in for the real pipeline: every listed word is a mention, CUI by word."""
+
+    def __call__(self, doc: Document) -> list[Mention]:
+        return [Mention(doc.id, ((m.start(), m.end()),), f"C_{m.group(1)}") for m in TERMS.finditer(doc.text)]
+
+
+def regex_factory() -> RegexAnnotator:
+    return RegexAnnotator()
+
+
+class FailingAnnotator:
+    def __call__(self, doc: Document) -> list[Mention]:
+        if "diabetes" in doc.text:
+            raise ValueError(f"cannot handle {doc.text!r}")  # a message quoting the note must not leak
+        return []
+
+
+def failing_factory() -> FailingAnnotator:
+    return FailingAnnotator()
+
+
+def broken_factory() -> RegexAnnotator:
+    raise ShareNerError("model/: missing model.crfsuite")
+
+
+def opts(out: Path | None, **kw) -> BatchOptions:
+    return BatchOptions(out=out, progress=False, **kw)
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every non-hidden output file except the run's timing summary."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith(".") and p.name != "summary.json"}
+
+
+@pytest.fixture
+def notes_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    (root / "ward" / "icu").mkdir(parents=True)
+    (root / "a.txt").write_bytes(b"Fever? no; fever and pneumonia.\r\nPain.")
+    (root / "ward" / "b.txt").write_bytes(b"denies pain")
+    (root / "ward" / "icu" / "c.txt").write_bytes(b"no findings")
+    (root / "ward" / "empty.txt").write_bytes(b"")
+    (root / "ward" / "scan.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00pain")
+    (root / "latin1.txt").write_bytes("fièvre pain".encode("latin-1"))
+    return root
+
+
+def test_annotate_note_is_pure_and_reports_failures_without_text() -> None:
+    doc = Document("n1", "fever, diabetes")
+    assert annotate_note(regex_factory(), doc) == NoteResult(
+        "n1", (Mention("n1", ((0, 5),), "C_fever"), Mention("n1", ((7, 15),), "C_diabetes")), 3)
+    res = annotate_note(failing_factory(), doc)
+    assert res.mentions == () and res.error.startswith("annotation failed: ValueError in test_batch.py:")
+    assert "fever" not in res.error
+    assert count_tokens("Pt's BP: 120/80.") == 9  # Pt ' s BP : 120 / 80 .
+
+
+def test_directory_recursive_outputs_and_rejects(notes_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    summary = run_batch([notes_dir], regex_factory, opts(out))
+    assert files(out).keys() == {"a.pipe.txt", "ward/b.pipe.txt", "ward/icu/c.pipe.txt", "rejects.tsv", "run.json"}
+    assert (out / "a.pipe.txt").read_text() == (
+        "a.txt||Disease_Disorder||C_fever||11||16\n"
+        "a.txt||Disease_Disorder||C_pneumonia||21||30\n")
+    assert (out / "ward/icu/c.pipe.txt").read_bytes() == b""  # a note without mentions still gets its file
+    lines = (out / "rejects.tsv").read_text().splitlines()
+    assert lines[0] == "source\trecord\treason"
+    assert sorted(lines[1:]) == sorted([
+        f"{notes_dir / 'latin1.txt'}\tlatin1\tnot valid utf-8 (byte 2); pass --encoding for another encoding",
+        f"{notes_dir / 'ward/empty.txt'}\tempty\tempty file",
+        f"{notes_dir / 'ward/scan.txt'}\tscan\tbinary file (NUL byte at byte 8)",
+    ])
+    assert "pain" not in (out / "rejects.tsv").read_text()
+    assert (summary.notes, summary.mentions, summary.rejected, summary.skipped_done) == (3, 3, 3, 0)
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["notes"] == 3 and saved["tokens"] == summary.tokens > 0 and "tokens_per_second" in saved
+
+    # a rerun skips what exists and does not duplicate rejects
+    again = run_batch([notes_dir], regex_factory, opts(out))
+    assert (again.notes, again.skipped_done) == (0, 3)
+    assert len((out / "rejects.tsv").read_text().splitlines()) == 4
+    # --encoding latin-1 rescues the note that UTF-8 rejected
+    latin = run_batch([notes_dir / "latin1.txt"], regex_factory, opts(tmp_path / "o2", encoding="latin-1"))
+    assert latin.notes == 1 and (tmp_path / "o2/latin1.pipe.txt").read_text().count("C_pain") == 1
+
+
+@pytest.mark.parametrize("fmt", ["brat", "jsonl"])
+def test_other_per_note_formats_read_back(notes_dir: Path, tmp_path: Path, fmt: str) -> None:
+    run_batch([notes_dir], regex_factory, opts(tmp_path / fmt, fmt=fmt))
+    got = read_annotations(tmp_path / fmt)
+    assert got["a"] == RegexAnnotator()(Document("a", (notes_dir / "a.txt").read_bytes().decode()))
+    assert got["b"] == [Mention("b", ((7, 11),), "C_pain")] and got["c"] == []
+
+
+@pytest.fixture
+def noteevents(tmp_path: Path) -> Path:
+    rows = [(str(100 + i), "Nursing/other" if i % 3 else "Radiology", "1" if i == 4 else "",
+             [NOTE_1, NOTE_2, NOTE_3][i % 3] + f" #{i}") for i in range(23)]
+    return write(tmp_path / "NOTEEVENTS.csv.gz", mimic3_csv(rows), gz=True)
+
+
+def shard_lines(directory: Path) -> list[dict]:
+    return [json.loads(line) for p in sorted(directory.glob("part-*.jsonl")) for line in p.read_text().splitlines()]
+
+
+def test_csv_shards_manifest_and_summary(noteevents: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    summary = run_batch([noteevents], regex_factory, opts(out, shard_size=5))
+    shards = out / "NOTEEVENTS"
+    assert sorted(p.name for p in shards.glob("part-*")) == [f"part-0000{k}.jsonl" for k in range(5)]
+    recs = shard_lines(shards)
+    assert [r["doc_id"] for r in recs] == [str(100 + i) for i in range(23) if i != 4]  # ISERROR row skipped
+    first = recs[0]
+    assert first["mentions"] == [
+        {"spans": [[NOTE_1.index("fever"), NOTE_1.index("fever") + 5]], "text": "fever", "cui": "C_fever"},
+        {"spans": [[NOTE_1.index("pneumonia"), NOTE_1.index("pneumonia") + 9]], "text": "pneumonia", "cui": "C_pneumonia"}]
+    manifest = [json.loads(x) for x in (shards / "manifest.jsonl").read_text().splitlines()]
+    assert [(m["shard"], m["first_row"], m["last_row"], m["notes"], m["complete"]) for m in manifest] == [
+        ("part-00000.jsonl", 1, 6, 5, True), ("part-00001.jsonl", 7, 11, 5, True),
+        ("part-00002.jsonl", 12, 16, 5, True), ("part-00003.jsonl", 17, 21, 5, True),
+        ("part-00004.jsonl", 22, 23, 2, True)]
+    assert summary.notes == 22 and summary.mentions == sum(len(r["mentions"]) for r in recs)
+    # category filter and limit
+    sub = run_batch([noteevents], regex_factory, opts(tmp_path / "rad", categories=("radiology",), limit=3))
+    assert [r["doc_id"] for r in shard_lines(tmp_path / "rad/NOTEEVENTS")] == ["100", "103", "106"]
+    assert sub.notes == 3
+
+
+def test_jobs_2_equals_jobs_1(noteevents: Path, notes_dir: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    run_batch([noteevents, notes_dir], regex_factory, opts(one, shard_size=4, batch_notes=3))
+    run_batch([noteevents, notes_dir], regex_factory, opts(two, shard_size=4, batch_notes=3, jobs=2))
+    assert files(one) == files(two)
+    assert len(files(one)) > 8
+
+
+def test_stdout_jsonl_and_rejects_on_stderr(notes_dir: Path, noteevents: Path) -> None:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    summary = run_batch([notes_dir, noteevents], regex_factory, opts(None), stdout=stdout, stderr=stderr)
+    recs = [json.loads(x) for x in stdout.getvalue().splitlines()]
+    assert [r["doc_id"] for r in recs[:3]] == ["a", "b", "c"] and len(recs) == 3 + 22 == summary.notes
+    assert recs[1]["mentions"] == [{"spans": [[7, 11]], "text": "pain", "cui": "C_pain"}]
+    assert stderr.getvalue().count("share-ner: rejected ") == 3
+
+
+def test_annotation_failure_is_rejected_and_the_batch_goes_on(noteevents: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    summary = run_batch([noteevents], failing_factory, opts(out, jobs=2))
+    rejected = (out / "rejects.tsv").read_text().splitlines()[1:]
+    # NOTE_2 (every third row from 101) mentions diabetes; row 104 is ISERROR and skipped
+    assert [r.split("\t")[1] for r in rejected] == [str(100 + i) for i in range(1, 23, 3) if i != 4]
+    assert all("annotation failed: ValueError" in r and "diabetes" not in r for r in rejected)
+    assert summary.notes == 22 - len(rejected)
+    assert len(shard_lines(out / "NOTEEVENTS")) == summary.notes
+
+
+def test_worker_setup_error_is_one_share_ner_error(noteevents: Path, tmp_path: Path) -> None:
+    with pytest.raises(ShareNerError, match="missing model.crfsuite"):
+        run_batch([noteevents], broken_factory, opts(tmp_path / "out", jobs=2))
+
+
+def test_truncated_gzip_keeps_good_notes_and_redoes_the_cut_shard(tmp_path: Path) -> None:
+    rows = [(f"n{i}", "DS", f"fever {i} " + "x" * 4000) for i in range(60)]
+    data = gzip.compress(mimic4_csv(rows).encode(), compresslevel=1)
+    path = tmp_path / "discharge.csv.gz"
+    path.write_bytes(data[: int(len(data) * 0.6)])
+    out = tmp_path / "out"
+    summary = run_batch([path], regex_factory, opts(out, shard_size=10))
+    got = shard_lines(out / "discharge")
+    assert 0 < len(got) == summary.notes < 60
+    (reject,) = (out / "rejects.tsv").read_text().splitlines()[1:]
+    assert reject.startswith(f"{path}\trow {len(got) + 1}\tthe gzip stream ends early (truncated file)")
+    # the complete file arrives: the cut shard is redone, the complete ones are kept
+    path.write_bytes(data)
+    again = run_batch([path], regex_factory, opts(out, shard_size=10))
+    assert [r["doc_id"] for r in shard_lines(out / "discharge")] == [f"n{i}" for i in range(60)]
+    assert again.skipped_done == len(got) // 10 * 10
+
+
+def test_setup_errors(tmp_path: Path, noteevents: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ShareNerError, match="output directory is not writable"):
+        run_batch([noteevents], regex_factory, opts(blocker / "out"))
+    with pytest.raises(InputError, match="no such file or directory"):
+        run_batch([tmp_path / "missing"], regex_factory, opts(tmp_path / "o"))
+    bad = write(tmp_path / "NOTEEVENTS.csv", "ROW_ID,CATEGORY\n1,x\n")
+    with pytest.raises(InputError, match=r"NOTEEVENTS.csv:1: .*no TEXT column"):
+        run_batch([bad], regex_factory, opts(tmp_path / "o"))
+    run_batch([noteevents], regex_factory, opts(tmp_path / "o3", shard_size=5))
+    with pytest.raises(ShareNerError, match="other settings .*shard_size 5 then 7"):
+        run_batch([noteevents], regex_factory, opts(tmp_path / "o3", shard_size=7))
+
+
+HELPER = """
+import re, sys, time
+from pathlib import Path
+from share_ner.batch import BatchOptions, run_batch
+from share_ner.document import Mention
+
+TERMS = re.compile({pattern!r})
+
+class Slow:  # the tests' RegexAnnotator, slowed down
+    def __call__(self, doc):
+        time.sleep(0.02)
+        return [Mention(doc.id, ((m.start(), m.end()),), f"C_{{m.group(1)}}") for m in TERMS.finditer(doc.text)]
+
+def slow():
+    return Slow()
+
+if __name__ == "__main__":
+    try:
+        run_batch(sys.argv[1:2], slow, BatchOptions(out=Path(sys.argv[2]), progress=False, shard_size=7,
+                                                    jobs=int(sys.argv[3]), batch_notes=2))
+    except KeyboardInterrupt:
+        sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 2), (signal.SIGKILL, 1)])
+def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: int) -> None:
+    rows = [(f"n{i:03d}", "DS" if i % 5 else "RR", [NOTE_1, NOTE_2, NOTE_3][i % 3]) for i in range(120)]
+    csv_path = write(tmp_path / "discharge.csv.gz", mimic4_csv(rows) + "n999,1,2,DS\n", gz=True)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(30):
+        (notes / f"m{i:02d}.txt").write_text(f"pain {i} fever" if i % 7 else "")
+    helper = tmp_path / "helper.py"
+    helper.write_text(HELPER.format(pattern=TERMS.pattern))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    for inp, name, ready in ((csv_path, "csv", lambda o: list((o / "discharge").glob("part-*"))),
+                             (notes, "dir", lambda o: list(o.glob("*.pipe.txt")))):
+        out = tmp_path / f"{name}-killed"
+        proc = subprocess.Popen([sys.executable, str(helper), str(inp), str(out), str(jobs)], env=env)
+        deadline = time.time() + 15
+        while not (out.exists() and len(ready(out)) >= 2) and time.time() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        proc.wait(timeout=15)
+        assert proc.returncode == (130 if sig == signal.SIGTERM else -signal.SIGKILL)
+        partial = files(out)
+        resumed = run_batch([inp], regex_factory, opts(out, shard_size=7, batch_notes=2))
+        assert resumed.skipped_done > 0
+        clean = tmp_path / f"{name}-clean"
+        run_batch([inp], regex_factory, opts(clean, shard_size=7, batch_notes=2))
+        assert files(out) == files(clean)
+        assert len(files(out)) > len(partial)  # the kill came before the end
+        assert not [p for p in out.rglob(".*") if p.is_file()]  # no temporary file left behind

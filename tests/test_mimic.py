@@ -1,0 +1,156 @@
+"""MIMIC-III NOTEEVENTS and MIMIC-IV-Note readers, on synthetic CSVs in the exact layouts (no real MIMIC data)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from pathlib import Path
+
+import pytest
+
+from share_ner.errors import InputError
+from share_ner.mimic import MIMIC_III, MIMIC_IV, is_csv_path, iter_csv_notes, read_header
+
+III_HEADER = ["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY",
+              "DESCRIPTION", "CGID", "ISERROR", "TEXT"]
+IV_HEADER = ["note_id", "subject_id", "hadm_id", "note_type", "note_seq", "charttime", "storetime", "text"]
+
+NOTE_1 = "Admission Date:  [**2151-7-16**]\r\nHistory: fever and pneumonia at [**Hospital1 18**].\r\n"
+NOTE_2 = 'Pt said "no pain",\nthen, later, denied diabetes.'
+NOTE_3 = "Radiology: no acute process."
+
+
+def mimic3_csv(rows: list[tuple[str, str, str, str]]) -> str:
+    """MIMIC-III NOTEEVENTS content for (ROW_ID, CATEGORY, ISERROR, TEXT) rows; header and text quoted as exported."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    buf.write(",".join(f'"{h}"' for h in III_HEADER) + "\n")
+    for row_id, category, iserror, text in rows:
+        w.writerow([row_id, "22532", "167853", "2151-08-04", "", "", category, "Report", "", iserror, text])
+    return buf.getvalue()
+
+
+def mimic4_csv(rows: list[tuple[str, str, str]]) -> str:
+    """MIMIC-IV-Note content for (note_id, note_type, text) rows."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(IV_HEADER)
+    for note_id, note_type, text in rows:
+        w.writerow([note_id, "10000032", "22595853", note_type, "21", "2180-05-07 00:00:00", "2180-05-09 15:26:00", text])
+    return buf.getvalue()
+
+
+def write(path: Path, content: str, gz: bool = False) -> Path:
+    data = content.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+@pytest.fixture
+def noteevents(tmp_path: Path) -> Path:
+    rows = [("174", "Discharge summary", "", NOTE_1), ("175", "Nursing/other ", "1", "erroneous note"),
+            ("176", "Nursing/other", "", NOTE_2), ("177", "Radiology", "", NOTE_3)]
+    return write(tmp_path / "NOTEEVENTS.csv", mimic3_csv(rows))
+
+
+def test_mimic3_text_kept_exactly_and_iserror_skipped(noteevents: Path) -> None:
+    recs = list(iter_csv_notes(noteevents))
+    assert [r.note_id for r in recs] == ["174", "176", "177"]
+    assert [r.row for r in recs] == [1, 3, 4]
+    # the multi-line quoted field keeps its \r\n, quotes and placeholders: offsets are into TEXT as stored
+    assert recs[0].doc.text == NOTE_1
+    assert recs[1].doc.text == NOTE_2
+    assert recs[0].doc.text.index("[**Hospital1 18**]") == NOTE_1.index("[**Hospital1 18**]")
+    assert all(r.reason is None for r in recs)
+    assert read_header(noteevents) is MIMIC_III
+
+
+def test_mimic3_include_errors_and_category_filter(noteevents: Path) -> None:
+    assert [r.note_id for r in iter_csv_notes(noteevents, include_errors=True)] == ["174", "175", "176", "177"]
+    # category match ignores case and the trailing space MIMIC-III has in some categories
+    picked = iter_csv_notes(noteevents, categories=["nursing/other"], include_errors=True)
+    assert [r.note_id for r in picked] == ["175", "176"]
+    assert [r.note_id for r in iter_csv_notes(noteevents, categories=["Radiology", "Discharge summary"])] == ["174", "177"]
+
+
+def test_mimic4_gzipped(tmp_path: Path) -> None:
+    path = write(tmp_path / "discharge.csv.gz", mimic4_csv([("10000032-DS-21", "DS", NOTE_2),
+                                                             ("10000032-RR-14", "RR", NOTE_3)]), gz=True)
+    assert read_header(path) is MIMIC_IV
+    recs = list(iter_csv_notes(path))
+    assert [(r.note_id, r.doc.text) for r in recs] == [("10000032-DS-21", NOTE_2), ("10000032-RR-14", NOTE_3)]
+    assert [r.note_id for r in iter_csv_notes(path, categories=["rr"])] == ["10000032-RR-14"]
+
+
+def test_truncated_gzip_keeps_rows_read_and_ends_with_one_fatal_record(tmp_path: Path) -> None:
+    rows = [(str(1000 + i), "DS", f"note {i} " + "x" * 3000) for i in range(200)]
+    data = gzip.compress(mimic4_csv(rows).encode(), compresslevel=1)
+    path = tmp_path / "discharge.csv.gz"
+    path.write_bytes(data[: len(data) // 2])
+    recs = list(iter_csv_notes(path))
+    good = [r for r in recs if r.doc is not None]
+    assert 0 < len(good) < 200
+    assert [r.note_id for r in good] == [str(1000 + i) for i in range(len(good))]
+    assert all(r.doc.text == rows[i][2] for i, r in enumerate(good))
+    assert recs[-1].fatal and recs[-1].doc is None
+    assert "truncated" in recs[-1].reason and f"after row {len(good)}" in recs[-1].reason
+    assert sum(r.fatal for r in recs) == 1
+
+
+def test_missing_text_column_is_one_clear_error(tmp_path: Path) -> None:
+    path = write(tmp_path / "NOTEEVENTS.csv", "ROW_ID,SUBJECT_ID,CATEGORY\n1,2,Radiology\n")
+    with pytest.raises(InputError) as err:
+        read_header(path)
+    assert str(err.value).startswith(f"{path}:1: ") and "no TEXT column" in str(err.value)
+    with pytest.raises(InputError, match="no TEXT column"):
+        list(iter_csv_notes(path))
+
+
+def test_other_csv_and_empty_and_non_gzip_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no ROW_ID or note_id column"):
+        read_header(write(tmp_path / "other.csv", "a,b\n1,2\n"))
+    with pytest.raises(InputError, match="empty file"):
+        read_header(write(tmp_path / "empty.csv", ""))
+    with pytest.raises(InputError, match="not a gzip file"):
+        read_header(write(tmp_path / "plain.csv.gz", mimic4_csv([])))
+
+
+def test_malformed_row_and_undecodable_note_are_rejected_and_reading_goes_on(tmp_path: Path) -> None:
+    good = mimic4_csv([("n1", "DS", NOTE_3)])
+    bad_width = 'n2,1,2,DS\n'
+    undecodable = mimic4_csv([("n3", "DS", "caf\udcffe")]).split("\n", 1)[1]  # header dropped
+    tail = mimic4_csv([("n4", "DS", NOTE_2)]).split("\n", 1)[1]
+    path = tmp_path / "radiology.csv"
+    path.write_bytes((good + bad_width).encode() + undecodable.encode("utf-8", "surrogateescape") + tail.encode())
+    recs = list(iter_csv_notes(path))
+    assert [(r.row, r.note_id, r.doc is not None) for r in recs] == [
+        (1, "n1", True), (2, "n2", False), (3, "n3", False), (4, "n4", True)]
+    assert recs[1].reason == "line 3: 4 fields, expected 8"
+    assert recs[2].reason == "text is not valid utf-8 at character 3"
+    assert recs[3].doc.text == NOTE_2
+    # reasons never carry note text
+    assert all("caf" not in (r.reason or "") for r in recs)
+
+
+def test_five_megabyte_note(tmp_path: Path) -> None:
+    big = ("Patient with fever, \"quoted\", and commas.\n" * 125_000)[:5_000_000]
+    path = write(tmp_path / "NOTEEVENTS.csv.gz", mimic3_csv([("1", "Discharge summary", "", big)]), gz=True)
+    (rec,) = list(iter_csv_notes(path))
+    assert len(rec.doc.text) == 5_000_000 and rec.doc.text == big
+
+
+def test_csv_paths_are_recognised_by_name() -> None:
+    assert is_csv_path("NOTEEVENTS.csv") and is_csv_path("discharge.csv.gz") and is_csv_path("x.GZ")
+    assert not is_csv_path("note.txt")
+
+
+def test_placeholders_stay_single_tokens_at_csv_offsets(noteevents: Path) -> None:
+    text_mod = pytest.importorskip("share_ner.text")
+    doc = next(iter(iter_csv_notes(noteevents))).doc
+    tokens = text_mod.tokenize(doc.text)
+    spans = {(t.start, t.end) for t in tokens}
+    for placeholder in ("[**2151-7-16**]", "[**Hospital1 18**]"):
+        start = doc.text.index(placeholder)
+        assert (start, start + len(placeholder)) in spans
+    assert all(doc.text[t.start:t.end] == t.text for t in tokens)
