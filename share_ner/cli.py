@@ -17,10 +17,13 @@ from share_ner.errors import ShareNerError
 
 # Subcommand modules under share_ner.commands, in the order --help lists them.
 COMMANDS = [
+    "lexicon",
+    "normalize",
     "train",
     "evaluate",
     "tag",
     "ceiling",
+    "clusters",
 ]
 
 
