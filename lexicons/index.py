@@ -67,7 +67,7 @@ def stem(word: str) -> str:
         word = word[:-3] + "y"
     elif word.endswith("sses"):
         word = word[:-2]
-    elif word.endswith(("ss", "us", "is", "ys", "as")):
+    elif word.endswith(("ss", "us", "is", "ys")):
         pass
     elif word.endswith("s"):
         word = word[:-1]
@@ -80,12 +80,25 @@ def stem(word: str) -> str:
     return word
 
 
+# Words that name the same thing in disorder names (after stemming); folded in normalized keys only.
+WORD_SYNONYMS = {
+    "carcinoma": "cancer", "malignancy": "cancer", "tumor": "neoplasm", "neoplasia": "neoplasm",
+    "prostatic": "prostate", "pancreatic": "pancrea", "pancreas": "pancrea", "renal": "kidney",
+    "hepatic": "liver", "cardiac": "heart", "pulmonary": "lung", "gastric": "stomach", "cerebral": "brain",
+    "ocular": "eye", "colonic": "colon", "mammary": "breast", "ovarian": "ovary",
+    "disorder": "disease", "diseas": "disease", "abnormality": "anomaly", "abnormaly": "anomaly",
+    "anomaly": "anomaly", "syndrom": "syndrome", "deficient": "deficiency", "deficiency": "deficiency",
+    "infectious": "infection", "uterine": "uterus",
+}
+
+
 @lru_cache(maxsize=200_000)
 def normalized_key(text: str) -> str:
     """Stop words dropped, words stemmed and sorted: 'Cancers of the breast' → 'breast cancer'."""
     words = soft_normalize(text).split()
     kept = [w for w in words if w not in STOPWORDS] or words
-    return " ".join(sorted(stem(w) for w in kept))
+    stems = (stem(w) for w in kept)
+    return " ".join(sorted(WORD_SYNONYMS.get(w, w) for w in stems))
 
 
 def make_vectorizer() -> TfidfVectorizer:

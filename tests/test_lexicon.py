@@ -1,0 +1,217 @@
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import pytest
+
+from share_ner.cli import main
+from share_ner.document import Document, Mention
+from share_ner.errors import InputError, ShareNerError
+from share_ner.lexicons import (Lexicon, LexiconEntry, UmlsFilter, build_umls_lexicon, compile_index,
+                                default_lexicon, gazetteer_lexicon, load_lexicon, write_lexicon)
+from share_ner.lexicons import index as index_mod
+from share_ner.lexicons.hpo import parse_obo
+from share_ner.lexicons.index import normalized_key, soft_normalize
+
+META = Path(__file__).parent / "fixtures" / "umls" / "META"
+
+# What the fixture gives by default: English, SUPPRESS=N, SNOMEDCT_US, Disorders group, case duplicates dropped.
+DEFAULT_ROWS = [
+    ("C0011849", "Diabetes mellitus", True),
+    ("C0018681", "Headache", True),
+    ("C0020538", "Hypertensive disorder", True),
+    ("C0020538", "High blood pressure", False),
+    ("C0027051", "Myocardial infarction", True),
+    ("C0027051", "Heart attack", False),
+]
+
+
+def rows(path: Path) -> list[tuple[str, str, bool]]:
+    return [(e.cui, e.name, e.preferred) for e in load_lexicon(path).entries]
+
+
+def test_umls_default_filter(tmp_path):
+    out = tmp_path / "umls.tsv"
+    stats = build_umls_lexicon(META, out)
+    assert rows(out) == DEFAULT_ROWS
+    lex = load_lexicon(out)
+    assert lex.entries[0].semtypes == ("T047",) and lex.entries[1].semtypes == ("T184",)
+    assert stats.skipped == {"language": 1, "suppressed": 1, "source": 1, "semantic type": 2, "duplicate": 1}
+    assert stats.lines_read == 12
+
+
+def test_umls_other_source_and_findings(tmp_path):
+    out = tmp_path / "umls.tsv"
+    build_umls_lexicon(META, out, UmlsFilter.disorders(["SNOMEDCT_US", "MSH"]))
+    assert ("C0020538", "Hypertension", False) in rows(out) and len(rows(out)) == 7
+    build_umls_lexicon(META, out, UmlsFilter.disorders(include_findings=True))
+    assert rows(out) == DEFAULT_ROWS + [("C0262926", "Medical history", True)]
+
+
+def test_umls_split_and_gzip_files(tmp_path):
+    data = (META / "MRCONSO.RRF").read_bytes()
+    split = tmp_path / "split"
+    split.mkdir()
+    shutil.copy(META / "MRSTY.RRF", split / "MRSTY.RRF")
+    cut = data.index(b"Heart attack")  # parts cut in the middle of a line
+    (split / "MRCONSO.RRF.aa").write_bytes(data[:500])
+    (split / "MRCONSO.RRF.ab").write_bytes(data[500:cut])
+    (split / "MRCONSO.RRF.ac").write_bytes(data[cut:])
+    build_umls_lexicon(split, tmp_path / "a.tsv")
+    assert rows(tmp_path / "a.tsv") == DEFAULT_ROWS
+
+    gz = tmp_path / "gz"
+    gz.mkdir()
+    (gz / "MRCONSO.RRF.gz").write_bytes(gzip.compress(data))
+    (gz / "MRSTY.RRF.gz").write_bytes(gzip.compress((META / "MRSTY.RRF").read_bytes()))
+    build_umls_lexicon(gz, tmp_path / "b.tsv")
+    assert rows(tmp_path / "b.tsv") == DEFAULT_ROWS
+
+
+def test_umls_bad_input(tmp_path):
+    with pytest.raises(InputError, match="no MRCONSO.RRF"):
+        build_umls_lexicon(tmp_path, tmp_path / "x.tsv")
+    shutil.copy(META / "MRCONSO.RRF", tmp_path / "MRCONSO.RRF")
+    with pytest.raises(InputError, match="no MRSTY.RRF"):
+        build_umls_lexicon(tmp_path, tmp_path / "x.tsv")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    shutil.copy(META / "MRSTY.RRF", bad / "MRSTY.RRF")
+    lines = (META / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[3] = lines[3][:40] + "\n"  # truncated line 4
+    (bad / "MRCONSO.RRF").write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        build_umls_lexicon(bad, tmp_path / "x.tsv")
+    assert str(err.value).startswith(f"{bad / 'MRCONSO.RRF'}:4: malformed MRCONSO line")
+    assert not (tmp_path / "x.tsv").exists()
+
+
+def test_lexicon_loader_rejects_bad_files(tmp_path):
+    p = tmp_path / "l.tsv"
+    p.write_text("cui\tname\tsource\tsemtypes\tpreferred\tcolour\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r":1: unknown lexicon column\(s\) 'colour'"):
+        load_lexicon(p)
+    p.write_text("cui\tname\tsource\tsemtypes\tpreferred\n", encoding="utf-8")
+    with pytest.raises(InputError, match="empty lexicon"):
+        load_lexicon(p)
+    p.write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match="empty lexicon"):
+        load_lexicon(p)
+    p.write_text("cui\tname\tsource\tsemtypes\tpreferred\nC1\tx\tS\t\tY\nC2\ty\tS\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r":3: found 3 tab-separated fields"):
+        load_lexicon(p)
+    p.write_text("name\tcui\n", encoding="utf-8")
+    with pytest.raises(InputError, match="missing lexicon column"):
+        load_lexicon(p)
+
+
+def test_lexicon_round_trip_and_column_order(tmp_path):
+    entries = [LexiconEntry("C1", "Tab\tinside", "SRC", ("T047", "T191"), True, 3), LexiconEntry("C2", "b")]
+    p = tmp_path / "l.tsv"
+    write_lexicon(p, entries)
+    lex = load_lexicon(p)
+    assert lex.entries[0] == LexiconEntry("C1", "Tab inside", "SRC", ("T047", "T191"), True, 3)
+    assert lex.entries[1] == LexiconEntry("C2", "b", "", (), False, 1)
+    p.write_text("preferred\tname\tcui\tsemtypes\tsource\nN\tfever\tC0015967\tT184\tX\n", encoding="utf-8")
+    assert load_lexicon(p).entries == (LexiconEntry("C0015967", "fever", "X", ("T184",), False),)
+
+
+def test_index_cache_is_written_and_reused(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(index_mod, "_MEMORY", {})
+    lex = Lexicon.from_entries([LexiconEntry("C1", "Heart attack"), LexiconEntry("C2", "Headache")])
+    first = compile_index(lex)
+    files = list((tmp_path / "cache").glob("index-*.pkl"))
+    assert len(files) == 1 and lex.content_hash[:40] in files[0].name
+    monkeypatch.setattr(index_mod, "_MEMORY", {})
+    second = compile_index(lex)
+    assert second is not first and second.unique_names == first.unique_names
+    assert second.search(["hart attack"], 2)[0][0][0] == second.unique_names.index("heart attack")
+
+
+def test_string_keys():
+    assert normalized_key("Cancers of the Breast") == normalized_key("breast cancer")
+    assert normalized_key("Tumours, malignant") == normalized_key("malignant tumor")
+    assert normalized_key("infected wounds") == normalized_key("wound infected")
+    assert soft_normalize("Haemorrhage  (Oedema)") == "hemorrhage edema"
+
+
+OBO = """format-version: 1.2
+
+[Term]
+id: HP:0001250
+name: Seizure
+synonym: "Epilepsy" RELATED layperson []
+synonym: "Seizures" EXACT plural_form []
+synonym: "Fits" BROAD []
+xref: UMLS:C0014544
+xref: UMLS:C0036572
+
+[Term]
+id: HP:0000001
+name: All
+
+[Term]
+id: HP:0000002
+name: Old term
+is_obsolete: true
+xref: UMLS:C9999999
+
+[Typedef]
+id: part_of
+name: part of
+"""
+
+
+def test_parse_obo_names_synonyms_xrefs_obsolete():
+    got = [(e.cui, e.name, e.preferred) for e in parse_obo(OBO)]
+    assert got == [("C0014544", "Seizure", True), ("C0014544", "Epilepsy", False), ("C0014544", "Seizures", False),
+                   ("C0036572", "Seizure", True), ("C0036572", "Epilepsy", False), ("C0036572", "Seizures", False)]
+
+
+def test_default_lexicon_is_hpo():
+    lex = default_lexicon()
+    assert lex.name == "hpo" and lex.path is None
+    seizure = {(e.name, e.preferred) for e in lex.entries if e.cui == "C0014544"}
+    assert ("Seizure", True) in seizure and ("Epileptic seizure", False) in seizure
+    assert 11_000 <= len(lex.cuis) <= 15_000
+    assert load_lexicon("hpo") is lex
+
+
+def test_gazetteer_counts_discontiguous_mentions():
+    doc = Document("n1", "Abdomen soft, tender. Abdomen tender.")
+    gold = {"n1": [Mention("n1", ((0, 7), (14, 20)), "C0000737"), Mention("n1", ((22, 36),), "C0000737"),
+                   Mention("n1", ((22, 29),), "CUI-less")]}
+    lex = gazetteer_lexicon({"n1": doc}, gold)
+    assert [(e.name, e.cui, e.count) for e in lex.entries] == [
+        ("Abdomen tender", "C0000737", 2), ("Abdomen", "CUI-less", 1)]
+
+
+def test_cli_lexicon_build(tmp_path, capsys):
+    out = tmp_path / "u.tsv"
+    assert main(["lexicon", "build", "--umls", str(META), "--out", str(out), "--sab", "MSH"]) == 0
+    assert len(rows(out)) == 7
+    assert "7 strings of 4 concepts" in capsys.readouterr().err
+    text = tmp_path / "text"
+    gold = tmp_path / "gold"
+    text.mkdir()
+    gold.mkdir()
+    (text / "n1.txt").write_text("Pt has HTN.", encoding="utf-8")
+    (gold / "n1.pipe.txt").write_text("n1.txt||Disease_Disorder||C0020538||7||10\n", encoding="utf-8")
+    assert main(["lexicon", "build", "--gold", str(gold), "--text", str(text), "--out", str(out)]) == 0
+    assert [(e.cui, e.name, e.source) for e in load_lexicon(out).entries] == [("C0020538", "HTN", "TRAIN")]
+
+
+def test_cli_lexicon_errors(tmp_path, capsys):
+    assert main(["lexicon", "build", "--umls", str(tmp_path), "--out", str(tmp_path / "x.tsv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no MRCONSO.RRF" in err[0]
+    assert main(["lexicon", "build", "--gold", str(tmp_path), "--out", str(tmp_path / "x.tsv")]) == 2
+    assert "--gold needs --text" in capsys.readouterr().err
+
+
+def test_empty_build_is_an_error(tmp_path):
+    with pytest.raises(ShareNerError, match="no MRCONSO string passed"):
+        build_umls_lexicon(META, tmp_path / "x.tsv", UmlsFilter.disorders(["NOSUCHSAB"]))
