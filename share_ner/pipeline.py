@@ -18,6 +18,7 @@ import pycrfsuite
 from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.features.clusters import load_clusters
 from share_ner.model import FILES, ModelError, ModelInfo, read_model_info, read_terms
 from share_ner.tagger import doc_sequences, make_resources, tag_sequences
 
@@ -52,7 +53,7 @@ class Pipeline:
                 f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
             ) from None
         terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
-        clusters = _read_clusters(info.path(FILES.clusters)) if info.has_clusters else None
+        clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
         resources = make_resources(terms, clusters)
         tagger = pycrfsuite.Tagger()
         try:
@@ -81,15 +82,3 @@ class Pipeline:
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # pycrfsuite.Tagger cannot be pickled; the model directory re-loads cheaply in a worker.
         return (Pipeline.load, (str(self.model_dir),))
-
-
-def _read_clusters(path: Path) -> dict[str, str]:
-    """Read the clusters copy of a model (``cluster<TAB>word`` per line, as written at training)."""
-    clusters: dict[str, str] = {}
-    with open(path, encoding="utf-8", newline="") as f:
-        for lineno, line in enumerate(f, start=1):
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) < 2:
-                raise ModelError(f"{path}:{lineno}: expected cluster<TAB>word")
-            clusters[parts[1]] = parts[0]
-    return clusters

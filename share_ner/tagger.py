@@ -47,7 +47,8 @@ LEXICON_SEMTYPE = "lexicon"
 
 from share_ner.text import split_sentences  # noqa: E402
 from share_ner.encoding import decode, encode_report  # noqa: E402
-from share_ner.features import FeatureConfig, FeatureResources, TermMatcher, document_features  # noqa: E402
+from share_ner.features import FeatureResources, TermMatcher, document_features  # noqa: E402
+from share_ner.features.clusters import save_clusters  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,7 +346,7 @@ def train_model(
             terms_info = {"file": FILES.terms, "rows": n_terms, "train_mentions": len(all_train_terms)}
         clusters_info = None
         if clusters:
-            _write_clusters(tmp / FILES.clusters, clusters)
+            save_clusters(tmp / FILES.clusters, clusters)
             clusters_info = {"file": FILES.clusters, "words": len(clusters), "source": clusters_source}
         lexicon_info = _lexicon_info(lexicon)
 
@@ -394,17 +395,12 @@ def _count_features(path: Path) -> int:
         tagger.close()
 
 
-def _write_clusters(path: Path, clusters: Mapping[str, str]) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for word, cluster in clusters.items():
-            f.write(f"{cluster}\t{word}\n")
-
-
 def _lexicon_info(lexicon: Any) -> dict[str, Any] | None:
     if lexicon is None:
         return None
     path = getattr(lexicon, "path", None)
     return {
+        "name": getattr(lexicon, "name", ""),
         "path": None if path is None else str(path),
         "content_hash": getattr(lexicon, "content_hash", None),
         "entries": len(lexicon.entries),

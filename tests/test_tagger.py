@@ -1,0 +1,134 @@
+"""Tagger settings, model-directory checks and training-set checks (no CRF training here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from share_ner.config import TaggerConfig, load_config
+from share_ner.document import Document, Mention
+from share_ner.errors import InputError, ShareNerError
+from share_ner.features import FeatureConfig
+from share_ner.model import FILES, MODEL_FORMAT_VERSION, ModelError, read_model_info, read_terms, write_config, write_terms
+from share_ner.tagger import check_gold, folds_of, mention_terms
+
+
+def test_config_round_trips_through_dict() -> None:
+    config = TaggerConfig(scheme="bio", c1=0.2, c2=0.0, max_iterations=7,
+                          features=FeatureConfig(clusters=False, window_size=1))
+    again = TaggerConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+    assert again == config
+    assert again.features.clusters is False and again.features.window_size == 1
+
+
+def test_config_rejects_unknown_keys_with_allowed_list() -> None:
+    with pytest.raises(ShareNerError) as err:
+        TaggerConfig.from_dict({"c1": 0.1, "max_iter": 10})
+    msg = str(err.value)
+    assert "'max_iter'" in msg
+    assert "allowed:" in msg and "max_iterations" in msg and "scheme" in msg
+
+
+def test_config_rejects_unknown_feature_group() -> None:
+    with pytest.raises(ShareNerError, match="features:.*'wordz'"):
+        TaggerConfig.from_dict({"features": {"wordz": False}})
+
+
+@pytest.mark.parametrize("data, bad", [
+    ({"scheme": "bilou"}, "scheme"),
+    ({"c1": -1}, "c1"),
+    ({"max_iterations": 0}, "max_iterations"),
+    ({"gazetteer_folds": 1.5}, "gazetteer_folds"),
+    ({"train_gazetteer": "yes"}, "train_gazetteer"),
+])
+def test_config_rejects_bad_values(data: dict, bad: str) -> None:
+    with pytest.raises(ShareNerError, match=bad):
+        TaggerConfig.from_dict(data)
+
+
+def test_load_config_reports_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{\n  "c1": 0.1,\n  "c2": \n}\n', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}:4: not valid JSON")
+    path.write_text('{"c3": 1}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"c\.json: tagger config: unknown key\(s\) 'c3'"):
+        load_config(path)
+
+
+def test_check_gold_rejects_mention_past_end_of_note() -> None:
+    docs = {"n1": Document("n1", "Chest pain.")}
+    check_gold(docs, {"n1": [Mention("n1", ((0, 10),))]})
+    with pytest.raises(ShareNerError) as err:
+        check_gold(docs, {"n1": [Mention("n1", ((0, 5), (6, 40)))]})
+    assert str(err.value) == "gold: note n1: mention 0-5,6-40 ends past the end of the note (11 characters)"
+    with pytest.raises(ShareNerError, match="note n2 but no such note"):
+        check_gold(docs, {"n2": [Mention("n2", ((0, 1),))]})
+
+
+def test_mention_terms_keeps_contiguous_strings_only() -> None:
+    docs = {"a": Document("a", "Left  atrium is dilated. COPD. x")}
+    gold = {"a": [Mention("a", ((0, 12),)), Mention("a", ((0, 4), (16, 23))), Mention("a", ((25, 29),)),
+                  Mention("a", ((31, 32),))]}
+    assert mention_terms(docs, gold) == {"Left atrium", "COPD"}
+
+
+def test_folds_are_deterministic_round_robin() -> None:
+    assert folds_of(["c", "a", "b", "d"], 3) == {"a": 0, "b": 1, "c": 2, "d": 0}
+
+
+def _model_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "model"
+    d.mkdir()
+    (d / FILES.crf).write_bytes(b"")
+    write_config(d, {"tagger": {}, "terms": None, "clusters": None, "normalizer": None})
+    return d
+
+
+def test_model_info_requires_the_crf_file(tmp_path: Path) -> None:
+    d = _model_dir(tmp_path)
+    assert read_model_info(d).data["format_version"] == MODEL_FORMAT_VERSION
+    (d / FILES.crf).unlink()
+    with pytest.raises(ModelError) as err:
+        read_model_info(d)
+    assert str(err.value) == f"{d}: incomplete model directory: missing model.crfsuite"
+
+
+def test_model_info_requires_listed_parts(tmp_path: Path) -> None:
+    d = _model_dir(tmp_path)
+    write_config(d, {"tagger": {}, "terms": {"file": FILES.terms}, "clusters": None, "normalizer": None})
+    with pytest.raises(ModelError, match="missing terms.tsv$"):
+        read_model_info(d)
+    write_config(d, {"tagger": {}, "terms": None, "clusters": None, "normalizer": {"directory": "normalizer"}})
+    with pytest.raises(ModelError, match="missing normalizer/$"):
+        read_model_info(d)
+
+
+def test_model_info_missing_directory_and_config(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="model directory does not exist"):
+        read_model_info(tmp_path / "nope")
+    with pytest.raises(ModelError, match="missing config.json"):
+        read_model_info(tmp_path)
+
+
+def test_model_info_names_both_format_versions(tmp_path: Path) -> None:
+    d = _model_dir(tmp_path)
+    data = json.loads((d / FILES.config).read_text())
+    data.update(format_version=MODEL_FORMAT_VERSION + 1, share_ner_version="9.9.9")
+    (d / FILES.config).write_text(json.dumps(data))
+    with pytest.raises(ModelError) as err:
+        read_model_info(d)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert f"model format version {MODEL_FORMAT_VERSION + 1} (written by share-ner 9.9.9)" in msg
+    assert f"reads model format version {MODEL_FORMAT_VERSION}" in msg
+
+
+def test_terms_file_round_trip(tmp_path: Path) -> None:
+    terms = [("chest pain", "T184"), ("Crohn's\tdisease", "train"), ("a \\ b", "lexicon")]
+    path = tmp_path / "terms.tsv"
+    assert write_terms(path, terms) == 3
+    assert list(read_terms(path)) == [("chest pain", "T184"), ("Crohn's disease", "train"), ("a \\ b", "lexicon")]

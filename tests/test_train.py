@@ -1,0 +1,166 @@
+"""``share-ner train`` end to end on six hand-written notes: train → tag → evaluate, and bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from share_ner.cli import main
+from share_ner.formats.share import read_pipe_dir, write_pipe, gold_file_name
+from share_ner.notes import read_notes
+from share_ner.pipeline import Pipeline
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
+TEXT = FIXTURES / "text"
+GOLD = FIXTURES / "gold"
+LEXICON = FIXTURES / "lexicon.tsv"
+# Few iterations keep the test at a second or two; the six notes are learned well before that.
+QUICK = {"max_iterations": 60, "c1": 0.0, "c2": 0.01}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model trained once by the CLI on the fixture notes, with the fixture lexicon and the normalizer."""
+    root = tmp_path_factory.mktemp("train")
+    config = root / "quick.json"
+    config.write_text(json.dumps(QUICK), encoding="utf-8")
+    model = root / "model"
+    assert main(["train", "--text", str(TEXT), "--gold", str(GOLD), "--model", str(model), "--config", str(config),
+                 "--lexicon", str(LEXICON), "--dev-text", str(TEXT), "--dev-gold", str(GOLD), "--quiet"]) == 0
+    return model
+
+
+def test_train_writes_complete_model_directory(trained: Path) -> None:
+    names = {p.name for p in trained.iterdir()}
+    assert {"model.crfsuite", "config.json", "terms.tsv", "normalizer"} <= names
+    config = json.loads((trained / "config.json").read_text(encoding="utf-8"))
+    assert config["format_version"] == 1 and config["share_ner_version"]
+    assert config["tagger"]["max_iterations"] == 60 and config["tagger"]["scheme"] == "biohd"
+    assert config["lexicon"]["entries"] == 10
+    counts = config["training"]["counts"]
+    # Hand-counted: 6 notes, 23 mentions, 6 discontiguous; note05's "Abdomen: soft, nontender"
+    # crosses the sentence break after the "Abdomen:" header.
+    assert (counts["docs"], counts["mentions"], counts["discontiguous"]) == (6, 23, 6)
+    assert counts["cross_sentence"] == 1
+    assert counts["dropped"] == 0 and counts["inexact"] == 0
+
+
+def test_train_prints_counts_and_dev_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "quick.json"
+    config.write_text(json.dumps(QUICK), encoding="utf-8")
+    assert main(["train", "--text", str(TEXT), "--gold", str(GOLD), "--model", str(tmp_path / "m"),
+                 "--config", str(config), "--lexicon", "none", "--no-normalizer", "--quiet",
+                 "--dev-text", str(TEXT), "--dev-gold", str(GOLD)]) == 0
+    out = capsys.readouterr().out
+    assert "6 notes" in out and "23 mentions (6 discontiguous)" in out
+    assert "1 crossing a sentence break" in out
+    assert "dev strict" in out and "dev relaxed" in out
+    assert not (tmp_path / "m" / "normalizer").exists()
+
+
+def test_train_tag_evaluate_round_trip(trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Re-tagging the training notes gives back every mention one tag sequence can hold."""
+    docs = read_notes(TEXT)
+    gold = read_pipe_dir(GOLD)
+    pipeline = Pipeline.load(trained)
+    pred_dir = tmp_path / "pred"
+    pred_dir.mkdir()
+    for doc_id, doc in docs.items():
+        write_pipe(pred_dir / gold_file_name(doc_id), pipeline.annotate(doc))
+    pred = read_pipe_dir(pred_dir)
+    spans = lambda ms: sorted(m.spans for m in ms)  # noqa: E731
+    for doc_id in docs:
+        expected = [m for m in gold[doc_id] if not (doc_id == "note05" and m.spans == ((89, 96), (104, 113)))]
+        assert spans(pred[doc_id]) == spans(expected), doc_id
+    # The shared-head pair and the other discontiguous mentions are among them.
+    assert ((15, 22), (32, 41)) in spans(pred["note02"]) and ((15, 22), (43, 55)) in spans(pred["note02"])
+    assert ((91, 106), (117, 124)) in spans(pred["note03"])
+
+    capsys.readouterr()
+    assert main(["evaluate", "--gold", str(GOLD), "--pred", str(pred_dir), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    strict = scores["strict"] if "strict" in scores else scores["task1a"]["strict"]
+    # 23 gold mentions, 22 found exactly, nothing spurious.
+    assert (strict["tp"], strict["fp"], strict["fn"]) == (22, 0, 1)
+
+
+def test_normalizer_gives_training_cuis(trained: Path) -> None:
+    docs = read_notes(TEXT)
+    pipeline = Pipeline.load(trained)
+    cuis = {m.text(docs["note01"].text): m.cui for m in pipeline.annotate(docs["note01"])}
+    assert cuis["hypertension"] == "C0020538"
+    assert cuis["chest pain"] == "C0008031"
+
+
+def _copy_fixture(tmp_path: Path) -> tuple[Path, Path]:
+    text, gold = tmp_path / "text", tmp_path / "gold"
+    shutil.copytree(TEXT, text)
+    shutil.copytree(GOLD, gold)
+    return text, gold
+
+
+def _train(text: Path, gold: Path, model: Path, *extra: str) -> int:
+    return main(["train", "--text", str(text), "--gold", str(gold), "--model", str(model), "--lexicon", "none",
+                 "--no-normalizer", "--quiet", *extra])
+
+
+def test_empty_and_whitespace_notes_are_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, gold = _copy_fixture(tmp_path)
+    (text / "empty.txt").write_bytes(b"")
+    (text / "blank.txt").write_bytes(b"  \r\n\t\n")
+    (text / "long.txt").write_text("fever " * 20000 + "\n", encoding="utf-8")
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(QUICK))
+    assert _train(text, gold, tmp_path / "m", "--config", str(config)) == 0
+    counts = json.loads((tmp_path / "m" / "config.json").read_text())["training"]["counts"]
+    assert counts["docs"] == 9 and counts["empty_docs"] == 2
+    pipeline = Pipeline.load(tmp_path / "m")
+    from share_ner.document import Document
+
+    assert pipeline.annotate(Document("e", "")) == []
+    assert pipeline.annotate(Document("w", " \n\r\n ")) == []
+
+
+def test_non_utf8_note_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, gold = _copy_fixture(tmp_path)
+    original = (TEXT / "note04.txt").read_text(encoding="utf-8")
+    (text / "note04.txt").write_bytes((original + "Caf\u00e9 au lait spots.\n").encode("latin-1"))
+    assert _train(text, gold, tmp_path / "m") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert "note04.txt" in err and "--encoding" in err
+    assert not (tmp_path / "m").exists()
+    assert _train(text, gold, tmp_path / "m", "--encoding", "latin-1", "--config",
+                  str(_write(tmp_path / "c.json", QUICK))) == 0
+
+
+def test_gold_outside_note_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, gold = _copy_fixture(tmp_path)
+    (gold / "note04.pipe.txt").write_text("note04.txt||Disease_Disorder||CUI-less||29||500\n")
+    assert _train(text, gold, tmp_path / "m") == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "share-ner: error: gold: note note04: mention 29-500 ends past the end of the note (95 characters)"
+
+
+def test_refuses_to_overwrite_a_non_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    assert _train(TEXT, GOLD, out) == 2
+    assert "not a share-ner model" in capsys.readouterr().err
+    assert (out / "keep.txt").read_text() == "x"
+
+
+def test_bad_config_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _write(tmp_path / "c.json", {"c1": 0.1, "iterations": 5})
+    assert _train(TEXT, GOLD, tmp_path / "m", "--config", str(config)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'iterations'" in err and "allowed:" in err
+
+
+def _write(path: Path, data: dict) -> Path:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
