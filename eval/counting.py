@@ -37,7 +37,7 @@ def count_document(gold: Sequence[Mention], pred: Sequence[Mention]) -> DocCount
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CorpusCounts:
     """Counts for every gold note (rows in ``doc_ids`` order, columns :data:`COLUMNS`)."""
 

@@ -30,7 +30,7 @@ which leaves it out of the scores. Mention types are not compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 
@@ -82,7 +82,7 @@ class Scores:
     n_gold: int
     n_pred: int
     n_correct_cui: int
-    counts: CorpusCounts
+    counts: CorpusCounts = field(compare=False, repr=False)
 
     @classmethod
     def from_counts(cls, counts: CorpusCounts) -> "Scores":

@@ -96,3 +96,7 @@ def test_malformed_lines_name_file_and_line(line, fragment):
     assert msg.startswith("ann/n.ann:2: ")
     assert fragment in msg
     assert "\n" not in msg
+
+
+def test_byte_order_mark_is_ignored():
+    assert brat.parse_ann("\ufeffT1\tDisease_Disorder 0 3\tThe\n", "n") == [Mention("n", ((0, 3),))]

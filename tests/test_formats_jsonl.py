@@ -63,3 +63,8 @@ def test_malformed_lines_name_file_and_line(line, fragment):
     assert msg.startswith("runs/out.jsonl:2: ")
     assert fragment in msg
     assert "\n" not in msg
+
+
+def test_byte_order_mark_is_ignored():
+    records = list(jsonl.iter_records('\ufeff{"doc_id": "n", "mentions": []}\r\n'))
+    assert [r.doc_id for r in records] == ["n"]

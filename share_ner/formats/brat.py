@@ -33,8 +33,9 @@ _TEXT_BOUND = "expected T<n><TAB><type> <start> <end>[;<start> <end>...]<TAB><te
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
-    # split on "\n" only: str.splitlines() would also break at U+2028 or \x85 copied from a note
-    for lineno, line in enumerate(text.split("\n"), start=1):
+    # split on "\n" only: str.splitlines() would also break at U+2028 or \x85 copied from a note;
+    # a byte-order mark left by Windows editors is not part of the first line
+    for lineno, line in enumerate(text.removeprefix("\ufeff").split("\n"), start=1):
         yield lineno, line.removesuffix("\r")
 
 
