@@ -1,0 +1,89 @@
+"""``share-ner tag``: arguments, outputs and one-line errors, with the real pipeline on a tiny trained model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from share_ner.cli import main
+from share_ner.document import Document
+from share_ner.formats import read_annotations
+from share_ner.notes import read_notes
+from test_mimic import NOTE_1, NOTE_3, mimic3_csv, write
+
+TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model trained on the six tagger fixture notes (no lexicon: quick)."""
+    tagger = pytest.importorskip("share_ner.tagger")
+    from share_ner.formats.share import read_pipe_dir
+
+    docs = read_notes(TAGGER_FIXTURES / "text")
+    gold = read_pipe_dir(TAGGER_FIXTURES / "gold")
+    return tagger.train_model(docs, gold, tmp_path_factory.mktemp("model") / "m", fit_normalizer=False)
+
+
+def test_tag_directory_matches_the_pipeline(model_dir: Path, tmp_path: Path, capsys) -> None:
+    from share_ner.pipeline import Pipeline
+
+    out = tmp_path / "out"
+    assert main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model_dir), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("share-ner: tagged 6 notes (") and "tokens/s" in err
+    pipeline = Pipeline.load(model_dir)
+    expected = {d.id: pipeline.annotate(d) for d in read_notes(TAGGER_FIXTURES / "text").values()}
+    assert read_annotations(out) == expected
+    assert sum(map(len, expected.values())) > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["notes"] == 6 and summary["mentions"] == sum(map(len, expected.values()))
+
+
+def test_tag_csv_to_stdout_with_jobs_2(model_dir: Path, tmp_path: Path, capsys) -> None:
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([
+        ("1", "Discharge summary", "", NOTE_1), ("2", "Radiology", "", NOTE_3), ("3", "Radiology", "1", "x")]))
+    assert main(["tag", str(csv_path), "--model", str(model_dir), "--jobs", "2", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    lines = [json.loads(x) for x in captured.out.splitlines()]
+    assert [r["doc_id"] for r in lines] == ["1", "2"]
+    for rec, text in zip(lines, (NOTE_1, NOTE_3)):
+        for m in rec["mentions"]:
+            assert m["text"] == " ".join(text[s:e] for s, e in m["spans"])
+    assert main(["tag", str(csv_path), "--model", str(model_dir), "--quiet", "--include-errors",
+                 "--category", "radiology"]) == 0
+    assert [json.loads(x)["doc_id"] for x in capsys.readouterr().out.splitlines()] == ["2", "3"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--model", "{tmp}/nowhere"], "nowhere: no such model directory"),
+    (["--out", "{tmp}/blocker/out"], "output directory is not writable"),
+    (["--format", "brat", "--out", "{tmp}/o"], "BRAT output needs one file per note"),
+])
+def test_tag_errors_are_one_line_exit_2(tmp_path: Path, capsys, args: list[str], message: str) -> None:
+    (tmp_path / "blocker").write_text("")
+    (tmp_path / "model").mkdir()
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
+    argv = ["tag", str(csv_path), "--model", str(tmp_path / "model")] + [a.format(tmp=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("share-ner: error: ") and message in err
+
+
+def test_tag_incomplete_model_is_one_line_error(tmp_path: Path, capsys) -> None:
+    (tmp_path / "model").mkdir()
+    note = tmp_path / "n.txt"
+    note.write_text("fever")
+    for jobs in ("1", "2"):
+        assert main(["tag", str(note), "--model", str(tmp_path / "model"), "--jobs", jobs, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("share-ner: error: ")
+
+
+def test_tag_arguments_are_checked(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["tag", "x.txt", "--jobs", "0"])
+    assert exc.value.code == 2 and "0 is not at least 1" in capsys.readouterr().err
