@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import share_ner.normalizer as normalizer_mod
+from share_ner.cli import main
+from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.lexicons import Lexicon, LexiconEntry, load_lexicon, write_lexicon
+from share_ner.normalizer import Normalizer, NormalizerConfig, fit_threshold
+
+ENTRIES = [
+    LexiconEntry("C0020538", "Hypertensive disorder", "SNOMEDCT_US", ("T047",), True),
+    LexiconEntry("C0020538", "Hypertension", "SNOMEDCT_US", ("T047",), False),
+    LexiconEntry("C0027051", "Myocardial infarction", "SNOMEDCT_US", ("T047",), True),
+    LexiconEntry("C0018681", "Headache", "SNOMEDCT_US", ("T184",), True),
+    LexiconEntry("C0011849", "Diabetes mellitus", "SNOMEDCT_US", ("T047",), True),
+    LexiconEntry("C0006826", "Malignant neoplastic disease", "SNOMEDCT_US", ("T191",), True),
+]
+
+
+@pytest.fixture
+def lexicon() -> Lexicon:
+    return Lexicon.from_entries(ENTRIES, "fixture")
+
+
+@pytest.fixture(autouse=True)
+def no_clinical_list(monkeypatch):
+    # Tests do not depend on the shipped clinical abbreviation list.
+    monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {"HA": ["headache"]})
+
+
+def mention_of(doc: Document, phrase: str, nth: int = 0) -> Mention:
+    start = -1
+    for _ in range(nth + 1):
+        start = doc.text.index(phrase, start + 1)
+    return Mention(doc.id, ((start, start + len(phrase)),))
+
+
+def cui_of(norm: Normalizer, doc: Document, phrase: str, nth: int = 0) -> str:
+    return norm.normalize(doc, [mention_of(doc, phrase, nth)])[0].cui
+
+
+def test_exact_inflected_reordered_misspelled_and_unknown(lexicon):
+    norm = Normalizer(lexicon)
+    doc = Document("d", "HYPERTENSION. Myocardial infarctions. infarction, myocardial. hypertenson. broken zebra.")
+    assert cui_of(norm, doc, "HYPERTENSION") == "C0020538"
+    assert cui_of(norm, doc, "Myocardial infarctions") == "C0027051"
+    assert cui_of(norm, doc, "infarction, myocardial") == "C0027051"
+    assert cui_of(norm, doc, "hypertenson") == "C0020538"
+    assert cui_of(norm, doc, "broken zebra") == CUI_LESS
+
+
+def test_abbreviations_defined_in_note_and_clinical_list(lexicon):
+    norm = Normalizer(lexicon)
+    doc = Document("d", "History of myocardial infarction (MI). Second MI in 2010. Severe HA today.")
+    decisions = norm.decide(doc, [mention_of(doc, "MI", 1), mention_of(doc, "HA")])
+    assert [(d.cui, d.method) for d in decisions] == [("C0027051", "abbreviation"), ("C0018681", "abbreviation")]
+    off = Normalizer(lexicon, config=NormalizerConfig(use_abbreviations=False, use_tfidf=False))
+    assert cui_of(off, doc, "MI", 1) == CUI_LESS
+
+
+def test_empty_and_whitespace_mentions_are_cuiless(lexicon):
+    norm = Normalizer(lexicon)
+    doc = Document("d", "a   b")
+    out = norm.normalize(doc, [Mention("d", ((1, 4),)), Mention("d", ((10, 12),), "C1")])
+    assert [m.cui for m in out] == [CUI_LESS, CUI_LESS]
+
+
+def test_gazetteer_wins_and_keeps_cuiless_labels(lexicon):
+    train = Document("t", "Pt has HTN. Denies pain. Denies pain. HTN.")
+    gold = {"t": [mention_of(train, "HTN").with_cui("C0020538"), mention_of(train, "pain").with_cui(CUI_LESS),
+                  mention_of(train, "pain", 1).with_cui(CUI_LESS), mention_of(train, "HTN", 1).with_cui("C0020538")]}
+    norm = Normalizer.fit(lexicon, {"t": train}, gold)
+    doc = Document("d", "htn and pain")
+    decisions = norm.decide(doc, [mention_of(doc, "htn"), mention_of(doc, "pain")])
+    assert [(d.cui, d.method) for d in decisions] == [("C0020538", "gazetteer"), (CUI_LESS, "gazetteer")]
+
+
+def test_fit_threshold_hand_computed():
+    # (score, keeping is right, rejecting is right); thresholds tried 0.1 0.2 0.4 0.6 0.8 0.9+:
+    # accuracy 3 2 3 4 3 2 -> 0.6, the midpoint between 0.5 and 0.7.
+    scores = [0.9, 0.7, 0.5, 0.3, 0.1]
+    keep_ok = [True, True, False, False, True]
+    reject_ok = [False, False, True, True, False]
+    assert fit_threshold(scores, keep_ok, reject_ok) == pytest.approx(0.6)
+    assert fit_threshold([], [], [], default=0.42) == 0.42
+    # all wrong when kept and right when rejected: reject everything
+    assert fit_threshold([0.5, 0.8], [False, False], [True, True]) > 0.8
+
+
+def test_threshold_turns_weak_tfidf_matches_cuiless(lexicon):
+    doc = Document("d", "hypertenson")
+    m = mention_of(doc, "hypertenson")
+    score = Normalizer(lexicon).explain(doc, m)["score"]
+    assert Normalizer(lexicon, threshold=score - 0.01).normalize(doc, [m])[0].cui == "C0020538"
+    assert Normalizer(lexicon, threshold=score + 0.01).normalize(doc, [m])[0].cui == CUI_LESS
+    no_threshold = NormalizerConfig(use_threshold=False)
+    assert Normalizer(lexicon, config=no_threshold, threshold=0.99).normalize(doc, [m])[0].cui == "C0020538"
+
+
+def test_explain_lists_candidates(lexicon):
+    norm = Normalizer(lexicon)
+    doc = Document("d", "myocardial infraction")
+    info = norm.explain(doc, mention_of(doc, "myocardial infraction"))
+    assert info["cui"] == "C0027051" and info["method"] == "tfidf"
+    assert info["candidates"][0]["cui"] == "C0027051"
+    assert info["candidates"][0]["score"] >= info["candidates"][-1]["score"]
+    assert {"cosine", "fuzz", "name", "source"} <= set(info["candidates"][0])
+
+
+def test_composite_ids_are_labels():
+    train = Document("t", "breast and ovarian cancer")
+    gold = {"t": [Mention("t", ((0, 25),), "D001943+D010051")]}
+    norm = Normalizer.fit(None, {"t": train}, gold)
+    doc = Document("d", "Breast and ovarian cancers")
+    assert cui_of(norm, doc, "Breast and ovarian cancers") == "D001943+D010051"
+
+
+def test_config_rejects_unknown_keys():
+    with pytest.raises(ShareNerError, match="unknown normalizer setting"):
+        NormalizerConfig.from_dict({"use_gazeteer": True})
+    assert NormalizerConfig().up_to("normalized").use_tfidf is False
+
+
+def test_save_load_round_trip(tmp_path, lexicon):
+    lex_path = tmp_path / "lex.tsv"
+    write_lexicon(lex_path, ENTRIES)
+    lex = load_lexicon(lex_path)
+    train = Document("t", "Pt has HTN.")
+    norm = Normalizer.fit(lex, {"t": train}, {"t": [mention_of(train, "HTN").with_cui("C0020538")]})
+    norm.threshold_ = 0.55
+    norm.save(tmp_path / "model")
+    loaded = Normalizer.load(tmp_path / "model")
+    assert loaded.threshold_ == 0.55 and loaded.config == norm.config
+    doc = Document("d", "HTN, hypertenson, broken zebra")
+    ms = [mention_of(doc, p) for p in ("HTN", "hypertenson", "broken zebra")]
+    assert loaded.normalize(doc, ms) == norm.normalize(doc, ms)
+    # the lexicon file changes: the small copy in the model directory is used
+    lex_path.write_text("cui\tname\tsource\tsemtypes\tpreferred\nC9\tzebra\tX\t\tY\n", encoding="utf-8")
+    assert Normalizer.load(tmp_path / "model").lexicon.content_hash == lex.content_hash
+    (tmp_path / "model" / "lexicon.tsv").unlink()
+    with pytest.raises(ShareNerError, match="missing or has changed"):
+        Normalizer.load(tmp_path / "model")
+    with pytest.raises(ShareNerError, match="not a normalizer directory"):
+        Normalizer.load(tmp_path)
+
+
+def test_hpo_reference_is_by_name(tmp_path):
+    from share_ner.lexicons import default_lexicon
+
+    Normalizer(default_lexicon()).save(tmp_path)
+    meta = json.loads((tmp_path / "normalizer.json").read_text())
+    assert meta["lexicon"]["kind"] == "hpo" and not (tmp_path / "lexicon.tsv").exists()
+    doc = Document("d", "Recurrent seizures.")
+    assert cui_of(Normalizer.load(tmp_path), doc, "seizures") == "C0014544"
+
+
+def write_corpus(root: Path, notes: dict[str, str], gold: dict[str, list[str]]) -> tuple[Path, Path]:
+    text, pipes = root / "text", root / "gold"
+    text.mkdir(parents=True)
+    pipes.mkdir(parents=True)
+    for doc_id, t in notes.items():
+        (text / f"{doc_id}.txt").write_text(t, encoding="utf-8")
+        (pipes / f"{doc_id}.pipe.txt").write_text("".join(line + "\n" for line in gold.get(doc_id, [])),
+                                                  encoding="utf-8")
+    return text, pipes
+
+
+def test_cli_normalize(tmp_path, capsys):
+    lex_path = tmp_path / "lex.tsv"
+    write_lexicon(lex_path, ENTRIES)
+    text, gold = write_corpus(tmp_path / "test", {"n1": "Headache and hypertenson. Zebra."},
+                              {"n1": ["n1.txt||Disease_Disorder||CUI-less||0||8",
+                                      "n1.txt||Disease_Disorder||C0000001||13||24",
+                                      "n1.txt||Disease_Disorder||C0000001||26||31"]})
+    out = tmp_path / "out"
+    assert main(["normalize", str(text), "--mentions", str(gold), "--out", str(out), "--lexicon", str(lex_path),
+                 "--explain"]) == 0
+    captured = capsys.readouterr()
+    lines = (out / "n1.pipe.txt").read_text(encoding="utf-8").splitlines()
+    assert [line.split("||")[2] for line in lines] == ["C0018681", "C0020538", CUI_LESS]
+    explained = [json.loads(line) for line in captured.out.splitlines()]
+    assert [e["method"] for e in explained] == ["normalized", "tfidf", "none"]
+    assert "normalized 3 mentions of 1 notes" in captured.err
+
+    ttext, tgold = write_corpus(tmp_path / "train", {"t1": "zebra"}, {"t1": ["t1.txt||Disease_Disorder||C7||0||5"]})
+    assert main(["normalize", str(text), "--mentions", str(gold), "--out", str(out), "--lexicon", str(lex_path),
+                 "--train-text", str(ttext), "--train-gold", str(tgold)]) == 0
+    assert (out / "n1.pipe.txt").read_text(encoding="utf-8").splitlines()[2].split("||")[2] == "C7"
+
+
+def test_cli_normalize_errors(tmp_path, capsys):
+    text, gold = write_corpus(tmp_path / "c", {"n1": "x"}, {"n1": ["n2.txt||Disease_Disorder||C1||0||1"]})
+    bad_lex = tmp_path / "bad.tsv"
+    bad_lex.write_text("cui\tname\tsource\tsemtypes\tpreferred\tweight\n", encoding="utf-8")
+    args = ["normalize", str(text), "--mentions", str(gold), "--out", str(tmp_path / "o")]
+    assert main(args + ["--lexicon", str(bad_lex)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown lexicon column(s) 'weight'" in err[0] and f"{bad_lex}:1" in err[0]
+    assert main(args + ["--model", str(tmp_path)]) == 2
+    assert "not a normalizer directory" in capsys.readouterr().err
+    assert main(args + ["--lexicon", "hpo", "--train-text", str(text)]) == 2
+    assert "go together" in capsys.readouterr().err
