@@ -112,3 +112,16 @@ def test_extra_note_needs_allow_extra(tmp_path, capsys):
 def test_missing_gold_path_is_one_line(tmp_path, capsys):
     err = _one_line_error(capsys, ["evaluate", "--gold", str(tmp_path / "no"), "--pred", PRED])
     assert "no such file or directory" in err
+
+
+def test_by_doc_table(capsys):
+    assert main(["evaluate", "--gold", GOLD, "--pred", PRED, "--by-doc"]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines() if line.strip()}
+    # n_gold, n_pred, strict_tp, relaxed_tp, cui_correct, as counted in test_eval_scoring.py
+    assert rows["twopred"] == ["1", "2", "0", "1", "0"]
+    assert rows["missing"] == ["1", "0", "0", "0", "0"]
+
+
+def test_vs_with_several_systems_is_one_line(capsys):
+    err = _one_line_error(capsys, ["evaluate", "--gold", GOLD, "--pred", PRED, PRED_B, "--vs", GOLD])
+    assert "--vs and --by-doc need exactly one --pred" in err

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from share_ner.eval.ranking import rank_systems
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.vs:
         if args.vs in args.pred:
             raise ShareNerError(f"--vs {args.vs} is also the --pred system")
-        systems[f"{args.vs} (--vs)"] = args.vs
+        systems[f"{args.vs} (--vs)"] = Path(args.vs)
     notes = read_notes(args.text) if args.text else None
     gold, preds = load_gold_and_systems(args.gold, systems, notes)
 

@@ -163,6 +163,7 @@ def write_annotations(
 
 __all__ = [
     "FORMATS",
+    "SUFFIXES",
     "annotation_files",
     "check_offsets",
     "format_of",
