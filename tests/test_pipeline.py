@@ -1,0 +1,142 @@
+"""Pipeline.load / annotate: save-load round trip, pickling, and the model-directory errors."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from share_ner.cli import main
+from share_ner.config import TaggerConfig
+from share_ner.document import Document
+from share_ner.errors import ShareNerError
+from share_ner.formats.share import read_pipe_dir
+from share_ner.notes import read_notes
+from share_ner.pipeline import Pipeline
+from share_ner.tagger import train_model
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tagger-only model trained through the library call H-default uses."""
+    docs = read_notes(FIXTURES / "text")
+    gold = read_pipe_dir(FIXTURES / "gold")
+    out = tmp_path_factory.mktemp("pipeline") / "model"
+    config = TaggerConfig(max_iterations=60, c1=0.0, c2=0.01)
+    assert train_model(docs, gold, out, config, fit_normalizer=False) == out
+    return out
+
+
+def test_save_load_round_trip(model: Path) -> None:
+    pipeline = Pipeline.load(model)
+    assert pipeline.config == TaggerConfig(max_iterations=60, c1=0.0, c2=0.01)
+    assert pipeline.normalizer is None
+    doc = Document("new", "Abdomen is soft, nontender, nondistended.\nShe reports headache.\n")
+    mentions = pipeline.annotate(doc)
+    assert {m.text(doc.text) for m in mentions} == {"Abdomen nontender", "Abdomen nondistended", "headache"}
+    assert all(m.doc_id == "new" and m.cui == "CUI-less" for m in mentions)
+    # A second load of the same directory tags identically.
+    assert Pipeline.load(model).annotate(doc) == mentions
+
+
+def test_pipeline_pickles_as_its_model_directory(model: Path) -> None:
+    pipeline = Pipeline.load(model)
+    again = pickle.loads(pickle.dumps(pipeline))
+    doc = Document("d", "Left atrium is dilated.\nUrinary tract infection.\n")
+    assert again.model_dir == pipeline.model_dir
+    assert again.annotate(doc) == pipeline.annotate(doc)
+
+
+def test_retrain_replaces_a_model_directory(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(model, copy)
+    docs = read_notes(FIXTURES / "text")
+    gold = read_pipe_dir(FIXTURES / "gold")
+    train_model(docs, gold, copy, TaggerConfig(scheme="bio", max_iterations=20), fit_normalizer=False)
+    assert Pipeline.load(copy).config.scheme == "bio"
+    assert [p.name for p in tmp_path.iterdir()] == ["model"]  # no temporary directory left behind
+
+
+def test_bio_scheme_flattens_discontiguous_mentions_to_their_hull(tmp_path: Path) -> None:
+    docs = read_notes(FIXTURES / "text")
+    gold = read_pipe_dir(FIXTURES / "gold")
+    out = train_model(docs, gold, tmp_path / "bio", TaggerConfig(scheme="bio", max_iterations=60, c1=0.0, c2=0.01),
+                      fit_normalizer=False)
+    doc = docs["note03"]
+    spans = sorted(m.spans for m in Pipeline.load(out).annotate(doc))
+    # "Left atrium is moderately dilated" as one span instead of "Left atrium ... dilated".
+    assert ((15, 48),) in spans
+    assert all(len(s) == 1 for s in spans)
+
+
+def test_missing_model_file_is_one_line(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "m"
+    shutil.copytree(model, copy)
+    (copy / "model.crfsuite").unlink()
+    with pytest.raises(ShareNerError) as err:
+        Pipeline.load(copy)
+    assert str(err.value) == f"{copy}: incomplete model directory: missing model.crfsuite"
+
+
+def test_missing_terms_file_is_one_line(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "m"
+    shutil.copytree(model, copy)
+    (copy / "terms.tsv").unlink()
+    with pytest.raises(ShareNerError, match=r"missing terms\.tsv$"):
+        Pipeline.load(copy)
+
+
+def test_other_format_version_names_both(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "m"
+    shutil.copytree(model, copy)
+    data = json.loads((copy / "config.json").read_text())
+    data["format_version"] = 2
+    data["share_ner_version"] = "0.9.0"
+    (copy / "config.json").write_text(json.dumps(data))
+    with pytest.raises(ShareNerError) as err:
+        Pipeline.load(copy)
+    msg = str(err.value)
+    assert "model format version 2 (written by share-ner 0.9.0)" in msg and "reads model format version 1" in msg
+
+
+def test_other_package_version_same_format_loads(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "m"
+    shutil.copytree(model, copy)
+    data = json.loads((copy / "config.json").read_text())
+    data["share_ner_version"] = "0.0.1"
+    (copy / "config.json").write_text(json.dumps(data))
+    assert Pipeline.load(copy).annotate(Document("x", "Pneumonia.\n"))
+
+
+def test_unknown_setting_from_another_version_is_explained(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "m"
+    shutil.copytree(model, copy)
+    data = json.loads((copy / "config.json").read_text())
+    data["tagger"]["future_knob"] = 3
+    data["share_ner_version"] = "0.5.0"
+    (copy / "config.json").write_text(json.dumps(data))
+    with pytest.raises(ShareNerError) as err:
+        Pipeline.load(copy)
+    msg = str(err.value)
+    assert "'future_knob'" in msg and "share-ner 0.5.0" in msg and "\n" not in msg
+
+
+def test_corrupt_crf_file_is_one_line(model: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "m"
+    shutil.copytree(model, copy)
+    (copy / "model.crfsuite").write_bytes(b"not a model")
+    with pytest.raises(ShareNerError, match="model.crfsuite: not a readable CRFsuite model"):
+        Pipeline.load(copy)
+
+
+def test_tag_command_with_missing_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tag command (H-batch) reports a missing model directory as one line."""
+    rc = main(["tag", str(FIXTURES / "text"), "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert err.count("\n") == 0 and "nope" in err
