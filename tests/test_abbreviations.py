@@ -1,0 +1,77 @@
+"""The clinical abbreviation list and in-note abbreviation definitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from share_ner.errors import InputError
+from share_ner.features.abbreviations import find_definitions
+from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH, load_abbreviations
+
+
+def test_packaged_list_loads_with_common_disorders() -> None:
+    abbreviations = load_abbreviations()
+    assert len(abbreviations) >= 300
+    assert abbreviations["CHF"] == ["congestive heart failure"]
+    assert abbreviations["COPD"] == ["chronic obstructive pulmonary disease"]
+    assert abbreviations["PE"] == ["pulmonary embolism", "physical examination"]
+    for key in ("DVT", "MI", "CAD", "HTN", "DM", "SOB", "UTI", "AFib", "ESRD", "CKD", "GERD"):
+        assert key in abbreviations, key
+
+
+def test_packaged_file_has_the_header_and_two_columns() -> None:
+    lines = [line for line in ABBREVIATIONS_PATH.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    assert lines[0] == "abbreviation\texpansion"
+    assert all(line.count("\t") == 1 for line in lines)
+
+
+def test_unknown_column_is_rejected_with_the_allowed_list(tmp_path: Path) -> None:
+    p = tmp_path / "abbr.tsv"
+    p.write_text("abbreviation\texpansion\tcui\nCHF\tcongestive heart failure\tC0018802\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_abbreviations(p)
+    assert str(err.value) == f"{p}:1: unknown column(s) 'cui'; allowed: abbreviation, expansion"
+
+
+def test_missing_column_wrong_field_count_and_empty_field(tmp_path: Path) -> None:
+    p = tmp_path / "abbr.tsv"
+    p.write_text("abbreviation\nCHF\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"abbr.tsv:1: the header must name each of the columns"):
+        load_abbreviations(p)
+    p.write_text("# comment\nabbreviation\texpansion\nCHF\tcongestive heart failure\n\nHTN\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"abbr.tsv:5: expected 2 tab-separated fields, got 1"):
+        load_abbreviations(p)
+    p.write_text("abbreviation\texpansion\nCHF\t \n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"abbr.tsv:2: empty abbreviation or expansion"):
+        load_abbreviations(p)
+
+
+def test_columns_in_any_order_and_duplicates_kept_once(tmp_path: Path) -> None:
+    p = tmp_path / "abbr.tsv"
+    p.write_text(
+        "expansion\tabbreviation\nmultiple sclerosis\tMS\nmitral stenosis\tMS\nmultiple sclerosis\tMS\n", encoding="utf-8"
+    )
+    assert load_abbreviations(p) == {"MS": ["multiple sclerosis", "mitral stenosis"]}
+
+
+def test_unreadable_list_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read abbreviation list"):
+        load_abbreviations(tmp_path / "missing.tsv")
+
+
+def test_find_definitions_long_form_then_short_form() -> None:
+    text = "Hx of chronic obstructive pulmonary disease (COPD) and CHF. COPD is stable."
+    pairs = find_definitions(text)
+    long_span = (text.index("chronic"), text.index(" (COPD"))
+    assert pairs == [
+        ((text.index("COPD"), text.index("COPD") + 4), long_span),
+        ((text.rindex("COPD"), text.rindex("COPD") + 4), long_span),
+    ]
+    assert text[slice(*long_span)] == "chronic obstructive pulmonary disease"
+
+
+def test_find_definitions_without_parentheses_or_definitions() -> None:
+    assert find_definitions("No fever, no chills.") == []
+    assert find_definitions("Blood pressure (120/80) normal.") == []
