@@ -57,7 +57,7 @@ class FeatureResources:
             if self.term_matcher is not None:
                 for expansion in expansions:
                     for semtype in self.term_matcher.lookup(expansion):
-                        lex[f"abbr.exp_lex={semtype}"] = 1.0
+                        lex[f"abbr.exp_lex={semtype or 'term'}"] = 1.0
             exact[abbreviation] = {"abbr.list": "exact", **feats}
             folded.setdefault(abbreviation.lower(), {}).update(feats)
             if lex:
@@ -118,7 +118,7 @@ class NoteAbbreviations:
     """Abbreviation definitions found in one note, by character offset."""
 
     short_forms: frozenset[str] = frozenset()
-    # character offset of a token start inside a long form -> "B" (first word) or "I"
+    # character offset inside a long form -> "B" (its first character) or "I"
     long_form_starts: Mapping[int, str] = field(default_factory=dict)
     # short form text -> semantic types of its long form in the lexicon
     short_form_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -138,12 +138,9 @@ def note_abbreviations(text: str, matcher: TermMatcher | None = None) -> NoteAbb
         long_text = text[ls:le]
         if matcher is not None and short not in types:
             types[short] = matcher.lookup(long_text)
-        # Mark the start offset of each word of the long form.
-        starts[ls] = "B"
-        pos = ls
-        for piece in long_text.split()[1:]:
-            pos = text.index(piece, pos + 1)
-            starts.setdefault(pos, "I")
+        # Every character offset of the long form, so that any tokenizer's tokens find theirs.
+        for pos in range(ls, le):
+            starts.setdefault(pos, "B" if pos == ls else "I")
     return NoteAbbreviations(frozenset(shorts), starts, types)
 
 
@@ -224,7 +221,8 @@ def sentence_features(
                 f = feats[i]
                 f["lex"] = tag
                 for semtype in m.semtypes:
-                    f[f"lex.type={tag}-{semtype}"] = 1.0
+                    if semtype:
+                        f[f"lex.type={tag}-{semtype}"] = 1.0
                 if config.window:
                     if i > 0:
                         feats[i - 1]["+1:lex"] = tag
@@ -248,7 +246,7 @@ def sentence_features(
                 if words[i] in note.short_forms:
                     f["abbr.defined"] = 1.0
                     for semtype in note.short_form_types.get(words[i], ()):
-                        f[f"abbr.def_lex={semtype}"] = 1.0
+                        f[f"abbr.def_lex={semtype or 'term'}"] = 1.0
                 tag = note.long_form_starts.get(tok.start)
                 if tag is not None:
                     f["abbr.long"] = tag

@@ -3,7 +3,8 @@
 Terms and tokens are compared on the same normalization: lowercased runs of letters and
 digits (punctuation is ignored), so ``"Crohn's disease"`` matches the tokens
 ``Crohn 's disease`` and ``"diabetes mellitus, type 2"`` matches ``diabetes mellitus type 2``
-whatever the tokenizer did with the apostrophe or the comma. The terms are kept in a trie
+whatever the tokenizer did with the apostrophe or the comma. Terms made only of stop words
+are left out. The terms are kept in a trie
 of those word keys, so a lookup walks only as far as the text agrees with some term.
 """
 
@@ -14,6 +15,16 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 _WORD = re.compile(r"[^\W_]+")
+# Terms made only of these would match everywhere (HPO has "All" and "Normal"-like names).
+STOP_WORDS = frozenset(
+    """a about above after again against all also an and any are as at be been before being below between
+    both but by can could did do does doing down during each either few for from further had has have having
+    he her here hers him his how i if in into is it its itself may me might more most much must my no nor
+    not now of off on once one only or other our out over own same she should so some such than that the
+    their them then there these they this those through to too under until up upon very was we were what
+    when where which while who whom why will with within without would yet you your
+    normal abnormal abnormality present absent""".split()
+)
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
 
 
@@ -56,10 +67,11 @@ class TermMatcher:
             (entry.name, semtype) for entry in lexicon.entries for semtype in (tuple(entry.semtypes) or ("",))
         )
 
-    def add(self, term: str, semtype: str = "") -> None:
+    def add(self, term: str, semtype: str = "") -> bool:
+        """Add one term; a term of stop words only (HPO's "All") is skipped, and ``False`` returned."""
         keys = term_keys(term)
-        if not keys:
-            return
+        if not keys or all(k in STOP_WORDS for k in keys):
+            return False
         node = self._trie
         for key in keys:
             node = node.setdefault(key, {})
@@ -70,6 +82,7 @@ class TermMatcher:
         elif semtype not in types:
             node[_END] = tuple(sorted(types + (semtype,)))
         self.max_words = max(self.max_words, len(keys))
+        return True
 
     def __len__(self) -> int:
         return self.n_terms

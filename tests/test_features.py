@@ -319,3 +319,15 @@ def test_feature_values_suit_pycrfsuite(matcher: TermMatcher) -> None:
 def test_empty_sentence_and_no_sentences() -> None:
     assert sentence_features(Sentence("d", ()), FeatureResources(), FeatureConfig()) == []
     assert document_features(Document("d", ""), [], FeatureResources(), FeatureConfig()) == []
+
+
+def test_term_matcher_skips_stop_word_terms() -> None:
+    m = TermMatcher.from_terms([("All", ""), ("Normal", ""), ("all fours", "x"), ("fever", "Finding")])
+    assert len(m) == 2
+    assert [(x.start, x.end) for x in m.find(["all", "fever"])] == [(1, 2)]
+    assert [(x.start, x.end) for x in m.find(["all", "fours"])] == [(0, 2)]
+
+
+def test_lexicon_without_semantic_types_gives_position_only() -> None:
+    res = FeatureResources(term_matcher=TermMatcher.from_terms([("seizure", "")]))
+    assert feats_of("seizure", only("lexicon"), res)[0] == {"bias": 1.0, "lex": "B", "lex.last": 1.0}
