@@ -144,24 +144,30 @@ class RunSummary:
     tokens: int = 0
     characters: int = 0
     seconds: float = 0.0
+    startup_seconds: float = 0.0
     jobs: int = 1
     interrupted: bool = False
     out: str | None = None
     rejects_file: str | None = None
 
+    @property
+    def work_seconds(self) -> float:
+        """Wall time after the model was loaded (the rates are per this time)."""
+        return max(self.seconds - self.startup_seconds, 1e-9)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        secs = self.seconds or 1e-9
-        d["tokens_per_second"] = round(self.tokens / secs, 1)
-        d["notes_per_second"] = round(self.notes / secs, 2)
+        d["tokens_per_second"] = round(self.tokens / self.work_seconds, 1)
+        d["notes_per_second"] = round(self.notes / self.work_seconds, 2)
         d["seconds"] = round(self.seconds, 3)
+        d["startup_seconds"] = round(self.startup_seconds, 3)
         return d
 
     def line(self) -> str:
         """A one-line human summary for stderr."""
         text = (
             f"tagged {self.notes} notes ({self.mentions} mentions, {self.tokens} tokens) in {self.seconds:.1f} s, "
-            f"{self.tokens / (self.seconds or 1e-9):,.0f} tokens/s"
+            f"{self.tokens / self.work_seconds:,.0f} tokens/s after {self.startup_seconds:.1f} s of model loading"
         )
         if self.skipped_done:
             text += f"; {self.skipped_done} already done"
@@ -336,6 +342,7 @@ class _Item:
     doc: Document | None = None
     reject: Reject | None = None
     row: int = 0
+    pos: int = 0  # CSV: bytes read so far over all CSV inputs, for the progress estimate
     done: bool = False  # complete in an earlier run
     end: bool = False  # marks the end of an input (no record)
     complete: bool = True  # with end: False when the input was cut short
@@ -417,6 +424,8 @@ class _Runner:
         self.summary = RunSummary(jobs=options.jobs)
         self.stop = threading.Event()
         self.selected = 0  # records counted against --limit
+        self.bytes_before = 0  # size of the CSV inputs already read
+        self.total_bytes = 0  # size of all CSV inputs when they are the only inputs
 
     # ---- setup
 
@@ -505,8 +514,13 @@ class _Runner:
                 p.unlink(missing_ok=True)
 
     def total(self) -> int | None:
-        """Number of records to go through when cheaply known (note files only), for the progress bar."""
+        """Number of records to go through when cheaply known (note files only), for the progress bar.
+
+        For CSV exports it is estimated as the run goes, from the share of the file read.
+        """
         if any(inp.is_csv for inp in self.inputs):
+            if self.opt.limit is None and all(inp.is_csv for inp in self.inputs):
+                self.total_bytes = sum(inp.path.stat().st_size for inp in self.inputs)
             return self.opt.limit
         n = sum(sum(1 for _ in iter_note_paths(inp.path)) for inp in self.inputs)
         return n if self.opt.limit is None else min(n, self.opt.limit)
@@ -553,6 +567,7 @@ class _Runner:
         )
         complete = True
         source = str(inp.path)
+        before = self.bytes_before
         for rec in records:
             if self.stop.is_set():
                 return
@@ -564,13 +579,14 @@ class _Runner:
                 break
             self.selected += 1
             if shards is not None and shards.is_done(index):
-                yield _Item(sink, index, row=rec.row, done=True)
+                yield _Item(sink, index, row=rec.row, pos=before + rec.offset, done=True)
             elif rec.doc is None:
                 record = rec.note_id or f"row {rec.row}"
                 yield _Item(sink, index, source, reject=Reject(source, record, rec.reason or ""), row=rec.row)
             else:
-                yield _Item(sink, index, source, doc=rec.doc, row=rec.row)
+                yield _Item(sink, index, source, doc=rec.doc, row=rec.row, pos=before + rec.offset)
             index += 1
+        self.bytes_before += inp.path.stat().st_size
         yield _Item(sink, index, end=True, complete=complete)
 
     # ---- processing
@@ -629,6 +645,8 @@ class _Runner:
                 s.characters += len(item.doc.text)
             if bar is not None:
                 bar.update(1)
+                if 0 < item.pos < self.total_bytes and bar.n % 50 == 0:
+                    bar.total = max(bar.n, round(bar.n * self.total_bytes / item.pos))
 
     def _reject(self, reject: Reject) -> None:
         self.summary.rejected += 1
@@ -637,7 +655,9 @@ class _Runner:
     def results(self, pending: deque) -> Iterator[tuple[list[_Item], list[NoteResult]]]:
         opt = self.opt
         if opt.jobs == 1:
+            start = time.perf_counter()
             annotator = self.factory()
+            self.summary.startup_seconds = time.perf_counter() - start
             for docs in self.batches(None, pending):
                 results = [annotate_note(annotator, d) for d in docs]
                 yield pending.popleft(), results
@@ -647,9 +667,10 @@ class _Runner:
         gate = threading.Semaphore(opt.jobs * 3)
         pool = multiprocessing.get_context().Pool(opt.jobs, initializer=_init_worker, initargs=(self.factory,))
         try:
-            for results in pool.imap(_work, self.batches(gate, pending)):
+            for load_seconds, results in pool.imap(_work, self.batches(gate, pending)):
                 if isinstance(results, str):
                     raise ShareNerError(results)
+                self.summary.startup_seconds = max(self.summary.startup_seconds, load_seconds)
                 batch = pending.popleft()
                 gate.release()
                 yield batch, results
@@ -705,19 +726,22 @@ def _init_worker(factory: AnnotatorFactory) -> None:
     # Ctrl-C goes to the whole process group: only the parent reacts, then terminates the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    start = time.perf_counter()
     try:
         _WORKER["annotator"] = factory()
+        _WORKER["load_seconds"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001
         # raising here would make the pool restart the worker forever: report it with the first batch
         what = str(exc) if isinstance(exc, ShareNerError) else f"cannot load the annotator: {type(exc).__name__}: {exc}"
         _WORKER["error"] = what
 
 
-def _work(docs: list[Document]) -> list[NoteResult] | str:
+def _work(docs: list[Document]) -> tuple[float, list[NoteResult] | str]:
+    """Annotate a batch in a worker; also return how long the worker took to load its annotator."""
     if "error" in _WORKER:
-        return _WORKER["error"]
+        return 0.0, _WORKER["error"]
     annotator = _WORKER["annotator"]
-    return [annotate_note(annotator, d) for d in docs]
+    return _WORKER["load_seconds"], [annotate_note(annotator, d) for d in docs]
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

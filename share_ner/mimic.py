@@ -68,6 +68,7 @@ class CsvRecord(NamedTuple):
     doc: Document | None
     reason: str | None
     fatal: bool = False
+    offset: int = 0  # bytes of the (compressed) file read so far, for progress estimates
 
 
 def is_csv_path(path: str | Path) -> bool:
@@ -79,8 +80,9 @@ def is_csv_path(path: str | Path) -> bool:
     return False
 
 
-def _open_text(path: Path, encoding: str) -> IO[str]:
-    """Open plain or gzipped CSV as text without newline translation.
+def _open_text(path: Path, encoding: str) -> tuple[IO[str], IO[bytes]]:
+    """Open plain or gzipped CSV as text without newline translation; also return the raw file (to close, and
+    whose position tells how far reading got).
 
     Undecodable bytes become lone surrogates (``surrogateescape``) so that one
     bad note is rejected by itself instead of stopping the whole file.
@@ -95,7 +97,7 @@ def _open_text(path: Path, encoding: str) -> IO[str]:
         binary: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw
         if magic != GZIP_MAGIC and path.name.lower().endswith(".gz"):
             raise InputError(path, "not a gzip file (name ends with .gz but the data does not start like gzip)")
-        return io.TextIOWrapper(binary, encoding=encoding, errors="surrogateescape", newline="")
+        return io.TextIOWrapper(binary, encoding=encoding, errors="surrogateescape", newline=""), raw
     except LookupError:
         raw.close()
         raise InputError(path, f"unknown encoding {encoding!r}") from None
@@ -128,11 +130,14 @@ def _detect_layout(header: list[str], path: Path) -> tuple[Layout, dict[str, int
 def read_header(path: str | Path, encoding: str = "utf-8") -> Layout:
     """Check that ``path`` is a readable note export and return its layout (an :class:`InputError` if not)."""
     path = Path(path)
-    with _open_text(path, encoding) as f:
-        try:
-            header = next(csv.reader(f), None)
-        except (EOFError, OSError, zlib.error, csv.Error) as exc:
-            raise InputError(path, f"cannot read the header: {_describe(exc)}", 1) from None
+    f, raw = _open_text(path, encoding)
+    try:
+        header = next(csv.reader(f), None)
+    except (EOFError, OSError, zlib.error, csv.Error) as exc:
+        raise InputError(path, f"cannot read the header: {_describe(exc)}", 1) from None
+    finally:
+        f.close()
+        raw.close()
     if not header:
         raise InputError(path, "empty file: no CSV header")
     return _detect_layout(header, path)[0]
@@ -172,7 +177,8 @@ def iter_csv_notes(
     """
     path = Path(path)
     wanted = {c.strip().casefold() for c in categories} if categories else None
-    with _open_text(path, encoding) as f:
+    f, raw = _open_text(path, encoding)
+    with f, raw:
         reader = csv.reader(f)
         try:
             header = next(reader, None)
@@ -220,4 +226,4 @@ def iter_csv_notes(
             if "\x00" in text:
                 yield CsvRecord(row, line, note_id, None, f"{layout.text_column} contains NUL bytes at character {text.index(chr(0))}")
                 continue
-            yield CsvRecord(row, line, note_id, Document(note_id, text), None)
+            yield CsvRecord(row, line, note_id, Document(note_id, text), None, offset=raw.tell())
