@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.eval.counting import count_corpus
 from share_ner.eval.scoring import Scores
 from share_ner.eval.significance import approximate_randomization
-from share_ner.formats import read_annotations
+from share_ner.formats import read_annotations, write_annotations
 from share_ner.notes import read_notes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,6 +87,17 @@ def perturb(
     return out
 
 
+def round_trips(gold: Mapping[str, Sequence[Mention]], notes: Mapping[str, Document]) -> bool:
+    """Write the gold as BRAT and as JSON Lines, read both back checked against the notes: same mentions?"""
+    ok = True
+    for fmt in ("brat", "jsonl"):
+        with tempfile.TemporaryDirectory() as tmp:
+            for doc_id, ms in gold.items():
+                write_annotations(tmp, notes[doc_id], ms, fmt)
+            ok = ok and read_annotations(tmp, notes) == gold
+    return ok
+
+
 def find_splits(data: Path) -> list[Path]:
     """``<corpus>/<split>`` directories that hold both ``text/`` and ``gold/``."""
     return sorted(p.parent for p in data.glob("*/*/gold") if (p.parent / "text").is_dir())
@@ -104,6 +116,10 @@ def bench_split(split: Path, seed: int, n_shuffles: int) -> dict[str, object]:
     self_scores = Scores.from_counts(self_counts)
     ones = [self_scores.strict.f1, self_scores.relaxed.f1, self_scores.accuracy_strict, self_scores.accuracy_relaxed]
 
+    t0 = time.perf_counter()
+    trip = round_trips(gold, notes)
+    t_trip = time.perf_counter() - t0
+
     noisy = perturb(gold, notes, seed)
     noisy_counts = count_corpus(gold, noisy)
     sc = Scores.from_counts(noisy_counts)
@@ -117,6 +133,8 @@ def bench_split(split: Path, seed: int, n_shuffles: int) -> dict[str, object]:
         "gold": self_scores.n_gold,
         "discontiguous": sum(m.is_discontiguous for ms in gold.values() for m in ms),
         "self_all_one": all(v == 1.0 for v in ones),
+        "round_trip": trip,
+        "trip_s": t_trip,
         "pred": sc.n_pred,
         "strict_f1": sc.strict.f1,
         "relaxed_f1": sc.relaxed.f1,
@@ -159,22 +177,24 @@ def format_markdown(rows: list[dict[str, object]], shuffle_seconds: float, args:
         f"Perturbed copy (seed {args.seed}), each rate per gold mention: shift one boundary by 1-3 characters "
         f"{r.shift:.0%}, drop {r.drop:.0%}, add a random 2-15 character span {r.add:.0%}, "
         f"change the CUI {r.change_cui:.0%}. `self = 1` checks that gold scored against itself gives 1.0 for "
-        f"strict F1, relaxed F1 and both accuracies. p is the approximate-randomization p-value of gold vs "
+        f"strict F1, relaxed F1 and both accuracies; `round trip` that writing the gold as BRAT and as JSON Lines and "
+        f"reading each back (spans and mention texts checked against the notes) gives the same mentions. p is the approximate-randomization p-value of gold vs "
         f"perturbed on strict F1 ({args.shuffles} shuffles). Expected from the rates alone: predicted "
         f"= (1 - drop)(1 + add) = 0.99 of gold, strict TP = (1 - drop)(1 - shift) = 0.81, so strict F1 "
         f"~ 2(0.81)/1.99 = 0.814, relaxed F1 ~ 2(0.90)/1.99 = 0.905 (a little more when an added span "
         f"happens to overlap a missed mention), strict accuracy ~ 0.81 x 0.9 = 0.729, relaxed accuracy ~ 0.9.",
         "",
-        "| split | notes | gold | discont. | self = 1 | pred | strict F1 | relaxed F1 | acc. strict "
-        "| acc. relaxed | p (strict F1) | read s | score s | test s |",
-        "|---|---:|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| split | notes | gold | discont. | self = 1 | round trip | pred | strict F1 | relaxed F1 | acc. strict "
+        "| acc. relaxed | p (strict F1) | read s | score s | test s | round trip s |",
+        "|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         lines.append(
             f"| {row['split']} | {row['notes']} | {row['gold']} | {row['discontiguous']} | "
-            f"{'yes' if row['self_all_one'] else 'NO'} | {row['pred']} | {row['strict_f1']:.3f} | "
+            f"{'yes' if row['self_all_one'] else 'NO'} | {'yes' if row['round_trip'] else 'NO'} | {row['pred']} | {row['strict_f1']:.3f} | "
             f"{row['relaxed_f1']:.3f} | {row['acc_strict']:.3f} | {row['acc_relaxed']:.3f} | "
-            f"{row['p_strict_f1']:.4f} | {row['read_s']:.2f} | {row['score_s']:.2f} | {row['sig_s']:.2f} |"
+            f"{row['p_strict_f1']:.4f} | {row['read_s']:.2f} | {row['score_s']:.2f} | {row['sig_s']:.2f} | "
+            f"{row['trip_s']:.2f} |"
         )
     lines += [
         "",
@@ -202,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = rows[-1]
         print(
             f"{row['split']:<20} notes {row['notes']:>5} gold {row['gold']:>6} self=1 {row['self_all_one']!s:<5} "
+            f"round trip {row['round_trip']!s:<5} "
             f"strict {row['strict_f1']:.3f} relaxed {row['relaxed_f1']:.3f} acc {row['acc_strict']:.3f}/"
             f"{row['acc_relaxed']:.3f} p {row['p_strict_f1']:.4f} score {row['score_s']:.2f}s "
             f"test {row['sig_s']:.2f}s",
@@ -212,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(format_markdown(rows, seconds, args), encoding="utf-8")
     print(f"wrote {args.out}")
-    return 0 if all(r["self_all_one"] for r in rows) else 1
+    return 0 if all(r["self_all_one"] and r["round_trip"] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ def test_bench_on_one_split(shared_data):
     splits = {f"{p.parent.name}/{p.name}": p for p in find_splits(shared_data)}
     row = bench_split(splits["mantra_gsc/test"], seed=13, n_shuffles=200)
     assert row["self_all_one"]
+    assert row["round_trip"]
     assert row["gold"] == 540  # the data README's count of kept DISO mentions
     # 10% of mentions dropped and 10% shifted: strict F1 well below 1, relaxed above strict
     assert 0.6 < row["strict_f1"] < 0.95

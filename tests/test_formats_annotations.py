@@ -90,3 +90,15 @@ def test_offset_past_the_note_names_file_and_line(tmp_path, fmt, expected_line):
 def test_unknown_format_is_a_user_error(tmp_path):
     with pytest.raises(ShareNerError, match="expected one of share, brat, jsonl"):
         write_annotations(tmp_path, Document("n", ""), [], "xml")
+
+
+@pytest.mark.parametrize("fmt", ["brat", "jsonl"])
+def test_mention_text_must_match_the_note(tmp_path, fmt):
+    # offsets counted on a copy with CRLF turned into LF land one character early after the line break
+    stored = Document("n", "Pain.\r\nFever today.\n")
+    lf_copy = Document("n", stored.text.replace("\r\n", "\n"))
+    fever = Mention("n", ((6, 11),))  # "Fever" in the LF copy; "\nFeve" in the note as stored
+    write_annotations(tmp_path, lf_copy, [fever], fmt)
+    assert read_annotations(tmp_path, {"n": lf_copy}) == {"n": [fever]}
+    with pytest.raises(InputError, match=r":1: the mention text given for 6-11 is not the text of note n there"):
+        read_annotations(tmp_path, {"n": stored})

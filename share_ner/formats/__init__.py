@@ -23,8 +23,8 @@ from share_ner.notes import doc_id_from_path, is_gold_file
 FORMATS = ("share", "brat", "jsonl")
 SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX}
 
-# (line number or None, mention) per note, and the file it came from
-_Located = dict[str, tuple[Path, list[tuple[int | None, Mention]]]]
+# per note: the file it came from and (line number or None, mention, the file's text for it or "")
+_Located = dict[str, tuple[Path, list[tuple[int | None, Mention, str]]]]
 
 
 def format_of(path: str | Path) -> str | None:
@@ -63,20 +63,20 @@ def _pipe_lines(path: Path) -> list[int]:
 
 def _read_file(path: Path, fmt: str, per_note: bool, out: _Located) -> None:
     """Read one file into ``out``; ``per_note`` files hold one note named by the file."""
-    found: dict[str, list[tuple[int | None, Mention]]] = {}
+    found: dict[str, list[tuple[int | None, Mention, str]]] = {}
     if fmt == "share":
         if per_note:
             doc_id = doc_id_from_path(path)
-            found[doc_id] = list(zip(_pipe_lines(path), share.read_pipe(path, expect_doc=doc_id)))
+            found[doc_id] = [(n, m, "") for n, m in zip(_pipe_lines(path), share.read_pipe(path, expect_doc=doc_id))]
         else:
             for lineno, m in zip(_pipe_lines(path), share.read_pipe(path)):
-                found.setdefault(m.doc_id, []).append((lineno, m))
+                found.setdefault(m.doc_id, []).append((lineno, m, ""))
     elif fmt == "brat":
         doc_id = doc_id_from_path(path)
         found[doc_id] = list(brat.iter_ann(share.read_text_file(path), doc_id, path))
     else:
         for rec in jsonl.read_jsonl(path):
-            found[rec.doc_id] = [(rec.line, m) for m in rec.mentions]
+            found[rec.doc_id] = [(rec.line, m, w) for m, w in zip(rec.mentions, rec.mention_texts)]
     for doc_id, located in found.items():
         if doc_id in out:
             raise InputError(path, f"note {doc_id} is also annotated in {out[doc_id][0]}")
@@ -98,7 +98,10 @@ def read_annotations(path: str | Path, notes: Mapping[str, Document] | None = No
 
     A single file of unknown suffix is recognised by its first line. With
     ``notes``, every span of a note found there is checked to end within its
-    text; the error names the annotation file and line.
+    text, and the mention text a BRAT or JSON Lines file carries must be the
+    note's text at those offsets (whitespace aside) — offsets counted on a copy
+    with ``\r\n`` turned into ``\n`` are caught this way. Errors name the
+    annotation file and line, never the text.
     """
     path = Path(path)
     located: _Located = {}
@@ -115,7 +118,7 @@ def read_annotations(path: str | Path, notes: Mapping[str, Document] | None = No
         raise InputError(path, "no such file or directory")
     if notes is not None:
         check_offsets(located, notes)
-    return {doc_id: [m for _, m in ms] for doc_id, (_, ms) in located.items()}
+    return {doc_id: [m for _, m, _ in ms] for doc_id, (_, ms) in located.items()}
 
 
 def check_offsets(located: _Located, notes: Mapping[str, Document]) -> None:
@@ -123,12 +126,20 @@ def check_offsets(located: _Located, notes: Mapping[str, Document]) -> None:
         doc = notes.get(doc_id)
         if doc is None:
             continue
-        for lineno, m in mentions:
+        for lineno, m, words in mentions:
             if m.end > len(doc.text):
                 raise InputError(
                     path,
                     f"span {m.spans[-1][0]}-{m.end} of note {doc_id} ends past the note's end "
                     f"({len(doc.text)} characters)",
+                    lineno,
+                )
+            if words and words.split() != m.text(doc.text).split():
+                where = ";".join(f"{s}-{e}" for s, e in m.spans)
+                raise InputError(
+                    path,
+                    f"the mention text given for {where} is not the text of note {doc_id} there; "
+                    "expected offsets into the note as stored (a CRLF counts two characters)",
                     lineno,
                 )
 

@@ -43,9 +43,9 @@ def file_name(doc_id: str) -> str:
     return f"{doc_id}{SUFFIX}"
 
 
-def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator[tuple[int, Mention]]:
-    """``(line number, Mention)`` for each text-bound annotation of an ``.ann`` file's content, in file order."""
-    bound: dict[str, tuple[int, str, tuple[tuple[int, int], ...]]] = {}
+def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator[tuple[int, Mention, str]]:
+    """``(line number, Mention, text column)`` for each text-bound annotation of ``.ann`` content, in file order."""
+    bound: dict[str, tuple[int, str, tuple[tuple[int, int], ...], str]] = {}
     cuis: dict[str, str] = {}
     noted: set[str] = set()
     refs: list[tuple[int, str]] = []
@@ -57,7 +57,8 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
             tid, type_, spans = _parse_text_bound(line, path, lineno)
             if tid in bound:
                 raise InputError(path, f"annotation id {tid} is used twice (first on line {bound[tid][0]})", lineno)
-            bound[tid] = (lineno, type_, spans)
+            fields = line.split("\t")
+            bound[tid] = (lineno, type_, spans, fields[2] if len(fields) == 3 else "")
         elif ident.startswith("#"):
             tid, cui = _parse_note(line, path, lineno)
             if tid in noted:
@@ -77,8 +78,8 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
     for lineno, tid in refs:
         if tid not in bound:
             raise InputError(path, f"note refers to {tid}, which is not a text-bound annotation of this file", lineno)
-    for tid, (lineno, type_, spans) in bound.items():
-        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_)
+    for tid, (lineno, type_, spans, words) in bound.items():
+        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_), words
 
 
 def _parse_text_bound(line: str, path: str | Path | None, lineno: int) -> tuple[str, str, tuple[tuple[int, int], ...]]:
@@ -135,7 +136,7 @@ def _parse_normalization(line: str, path: str | Path | None, lineno: int) -> tup
 
 def parse_ann(text: str, doc_id: str, path: str | Path | None = None) -> list[Mention]:
     """The mentions of an ``.ann`` file's content, in file order."""
-    return [m for _, m in iter_ann(text, doc_id, path)]
+    return [m for _, m, _ in iter_ann(text, doc_id, path)]
 
 
 def read_brat(path: str | Path, doc_id: str | None = None) -> list[Mention]:

@@ -28,14 +28,18 @@ _EXPECTED = 'expected {"doc_id": ..., "mentions": [{"spans": [[start, end], ...]
 
 
 class Record:
-    """One line: the note id, its text when the line carries it, and its mentions with their line number."""
+    """One line: the note id, its text when the line carries it, its mentions, their ``text`` fields
+    ("" when absent) and the line number."""
 
-    __slots__ = ("doc_id", "text", "mentions", "line")
+    __slots__ = ("doc_id", "text", "mentions", "mention_texts", "line")
 
-    def __init__(self, doc_id: str, text: str | None, mentions: list[Mention], line: int) -> None:
+    def __init__(
+        self, doc_id: str, text: str | None, mentions: list[Mention], line: int, mention_texts: list[str] | None = None
+    ) -> None:
         self.doc_id = doc_id
         self.text = text
         self.mentions = mentions
+        self.mention_texts = mention_texts if mention_texts is not None else [""] * len(mentions)
         self.line = line
 
     @property
@@ -85,7 +89,8 @@ def parse_record(line: str, path: str | Path | None = None, lineno: int | None =
     if not isinstance(raw, list):
         raise InputError(path, f"\"mentions\" of note {doc_id} is not a list; {_EXPECTED}", lineno)
     mentions = [_parse_mention(item, doc_id, k, note, path, lineno) for k, item in enumerate(raw, start=1)]
-    return Record(doc_id, note, mentions, lineno or 0)
+    words = [item.get("text") for item in raw]
+    return Record(doc_id, note, mentions, lineno or 0, [w if isinstance(w, str) else "" for w in words])
 
 
 def _parse_mention(
