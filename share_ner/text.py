@@ -36,6 +36,7 @@ __all__ = ["PLACEHOLDER_RE", "get_tokenizer", "normalize_section", "split_senten
 PLACEHOLDER_RE = re.compile(r"\[\*\*(?:(?!\*\*\]).){0,200}?\*\*\]", re.S)
 
 _tokenizer: Any = None
+_ATTRS: list[int] = []  # spaCy's IDX, LENGTH, IS_SPACE attribute ids, set with the tokenizer
 _lock = threading.Lock()
 
 
@@ -47,6 +48,9 @@ def get_tokenizer() -> Any:
             if _tokenizer is None:
                 import spacy
                 from scispacy.custom_tokenizer import combined_rule_tokenizer
+                from spacy.attrs import IDX, IS_SPACE, LENGTH
+
+                _ATTRS[:] = [IDX, LENGTH, IS_SPACE]
 
                 nlp = spacy.blank("en")
                 with warnings.catch_warnings():
@@ -58,31 +62,49 @@ def get_tokenizer() -> Any:
 
 _WS = re.compile(r"\s")
 _NONWS = re.compile(r"\S+")
-# Extra separators inside scispacy tokens, each becoming a token of its own:
+# Words after a hyphen that start a new unit: "tumor-associated", "PWS-like".
+_HYPHEN_SUFFIXES = (
+    "associated|related|like|induced|inducing|mediated|dependent|independent|specific|derived|causing|"
+    "prone|affected|endemic|susceptibility|suppressor|positive|negative|free|resistant|sensitive|"
+    "responsive|type|predominant|predisposing|linked|onset|avid|exposed|treated|naive"
+)
+# Prefixes a hyphen detaches from the word they modify: "non-smoker", "anti-dementia".
+_HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo")
+
+# Extra separators inside scispacy tokens, each becoming a token of its own,
+# where gold mention boundaries fall inside scispacy's tokens on chia, NCBI
+# disease and BC5CDR train (measured by eval/bench_ceiling.py):
 # commas glued to words (mtsamples' "allergies.,OBJECTIVE:,Vitals"; not 1,000),
 # a dot or colon before such a comma, an opening parenthesis glued to a word
-# ("hepatitis(B"), and "/" between two words of letters ("fibrillation/flutter"),
-# where gold mention boundaries often fall. Dates, h/o, IL-6 stay whole.
+# ("hepatitis(B"), "/" between two words ("SCA3/MJD", "fibrillation/flutter";
+# not "h/o", "w/o", dates, "BRCA1/2"), and "-" before a modifier word or an
+# upper-case abbreviation ("seizure-induced", "GC-HT") or after a prefix
+# ("non-smoker"). "IL-6", "HIV-1", "23-year-old" stay whole.
 _EXTRA_SPLIT = re.compile(
-    r"(?<![0-9]),|,(?![0-9])|[.:](?=,)|(?<=[A-Za-z])\(|(?<=[A-Za-z]{3})/(?=[A-Za-z]{3})"
+    r"(?<![0-9]),|,(?![0-9])|[.:](?=,)|(?<=[A-Za-z])\(|(?<=[A-Za-z][A-Za-z0-9])/(?=[A-Za-z]{2})"
+    rf"|(?<=[A-Za-z]{{2}})-(?=(?i:{_HYPHEN_SUFFIXES})\b)"
+    r"|(?<=[A-Za-z0-9])-(?=[A-Z]{2,}(?![a-z]))"
+    + "".join(rf"|(?<=\b(?i:{p}))-(?=[A-Za-z]{{3}})" for p in _HYPHEN_PREFIXES)
 )
 
-
-def _split_extra(text: str, start: int, out: list[Token]) -> None:
-    """Append the token ``text`` at ``start``, cut at :data:`_EXTRA_SPLIT` separators."""
-    pos = 0
-    for m in _EXTRA_SPLIT.finditer(text):
-        a, b = m.span()
-        if a > pos:
-            out.append(Token(text[pos:a], start + pos, start + a))
-        out.append(Token(text[a:b], start + a, start + b))
-        pos = b
-    if pos < len(text):
-        out.append(Token(text[pos:], start + pos, start + len(text)))
+def _cut(text: str, s: int, e: int, cuts: list[int], out: list[Token]) -> None:
+    """Append tokens for text[s:e] with each one-character separator at ``cuts`` a token of its own."""
+    pos = s
+    for c in cuts:
+        if c > pos:
+            out.append(Token(text[pos:c], pos, c))
+        out.append(Token(text[c], c, c + 1))
+        pos = c + 1
+    if pos < e:
+        out.append(Token(text[pos:e], pos, e))
 
 
 def tokenize(text: str) -> list[Token]:
-    """Tokens of ``text`` with their character offsets; whitespace is never part of a token."""
+    """Tokens of ``text`` with their character offsets.
+
+    Whitespace is never part of a token, except inside a de-identification
+    placeholder (``[**Last Name (NamePattern1) 123**]``), which is one token.
+    """
     if not text or text.isspace():
         return []
     placeholders = [(m.start(), m.end()) for m in PLACEHOLDER_RE.finditer(text)]
@@ -98,23 +120,38 @@ def tokenize(text: str) -> list[Token]:
         parts.append(text[pos:])
         masked = "".join(parts)
     doc = get_tokenizer()(masked)
+    # Reading offsets as one array is much faster than iterating spaCy tokens.
+    rows = doc.to_array(_ATTRS).tolist()
+    # If non-space tokens hold exactly the text's non-whitespace characters, none contains whitespace.
+    check_ws = sum(r[1] for r in rows if not r[2]) != sum(map(len, masked.split()))
+    # Every separator is one character; the regex runs once over the note.
+    cuts = [m.start() for m in _EXTRA_SPLIT.finditer(masked)]
+    ncuts = len(cuts)
+    j = 0
     tokens: list[Token] = []
-    ws_search = _WS.search
-    extra_search = _EXTRA_SPLIT.search
-    for t in doc:
-        s = t.idx
-        masked_word = t.text
-        word = text[s : s + len(masked_word)]
-        if ws_search(masked_word):
-            if word.isspace():
-                continue
-            for m in _NONWS.finditer(word):
-                tokens.append(Token(m.group(), s + m.start(), s + m.end()))
+    append = tokens.append
+    for s, n, space in rows:
+        if space:
             continue
-        if len(word) > 1 and extra_search(word):
-            _split_extra(word, s, tokens)
+        e = s + n
+        if check_ws and _WS.search(masked, s, e):
+            for m in _NONWS.finditer(text, s, e):
+                append(Token(m.group(), m.start(), m.end()))
+            continue
+        while j < ncuts and cuts[j] < s:
+            j += 1
+        if j < ncuts and cuts[j] < e and n > 1:
+            k = j
+            while k < ncuts and cuts[k] < e:
+                k += 1
+            _cut(text, s, e, cuts[j:k], tokens)
+            j = k
+        elif n == 2 and text[s + 1] == "." and text[s].isupper() and text[e : e + 1] in ("", "\n", "\r"):
+            # "hepatitis B or C." at a line end: the dot ends the sentence, it is no initial.
+            append(Token(text[s], s, s + 1))
+            append(Token(".", s + 1, e))
         else:
-            tokens.append(Token(word, s, s + len(word)))
+            append(Token(text[s:e], s, e))
     if placeholders:
         tokens = _fix_placeholders(text, tokens, placeholders)
     return tokens
