@@ -87,7 +87,8 @@ def read_text_file(path: str | Path) -> str:
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
     try:
-        return data.decode("utf-8")
+        # utf-8-sig: a byte-order mark written by an editor is not part of the first note id.
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
 
