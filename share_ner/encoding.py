@@ -20,12 +20,13 @@ Decoding (pairing rules, see docs/encoding.md):
 1. A fragment is a ``XB`` followed by its ``XI`` tags; an ``XI`` that does not
    continue a fragment of its family starts one (lenient, like conlleval).
 2. ``B``/``I`` fragments are mentions.
-3. With H fragments in the sentence, each D fragment is joined with one H
-   fragment. D fragments separated only by up to 3 O tokens ("or", ",",
-   "and/or") form a coordination chain; a chain whose last fragment touches an
-   H fragment on its right ("liver or lung disease"), or else whose first
-   fragment touches one on its left ("hepatitis B or C"), joins every fragment
-   to that head; otherwise each fragment takes the nearest H fragment (token
+3. With H fragments in the sentence, each D fragment is joined with H
+   fragments. D fragments separated only by up to 3 O tokens ("or", ",",
+   "and/or") form a coordination chain. A chain whose first fragment touches
+   an H fragment on its left and/or whose last fragment touches one on its
+   right joins every fragment to the touching head(s): "liver or lung
+   disease", "hepatitis B or C", and both heads in "chronic HBV / HIV
+   infection". Otherwise each fragment takes the nearest H fragment (token
    distance; a tie goes to the H on the right). An H fragment no D fragment
    chose is a mention by itself.
 4. Without H fragments, D fragments are joined in text order into groups, a
@@ -250,15 +251,20 @@ def _decode_indices(tags: Sequence[str], scheme: Scheme) -> list[tuple[int, ...]
         head_at_start = {a: k for k, (a, _) in enumerate(heads)}
         head_at_end = {b: k for k, (_, b) in enumerate(heads)}
         for chain in _chains(frags):
-            # A chain of coordinated fragments touching a head belongs to it ("liver or lung disease").
-            k = head_at_start.get(chain[-1][1] + 1)
-            if k is None:
-                k = head_at_end.get(chain[0][0] - 1)
+            # A chain of coordinated fragments touching heads belongs to them: "liver or lung
+            # disease", "hepatitis B or C", and both heads in "chronic HBV / HIV infection".
+            touching = [
+                k
+                for k in (head_at_end.get(chain[0][0] - 1), head_at_start.get(chain[-1][1] + 1))
+                if k is not None
+            ]
             for a, b in chain:
-                best = k if k is not None else _nearest(heads, a, b)
-                used[best] = True
-                ha, hb = heads[best]
-                out.append(tuple(sorted({*range(a, b + 1), *range(ha, hb + 1)})))
+                chosen = touching or [_nearest(heads, a, b)]
+                idx = set(range(a, b + 1))
+                for k in chosen:
+                    used[k] = True
+                    idx.update(range(heads[k][0], heads[k][1] + 1))
+                out.append(tuple(sorted(idx)))
         for f, a, b in frags:
             if f == "":
                 out.append(tuple(range(a, b + 1)))

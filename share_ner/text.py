@@ -192,6 +192,7 @@ _HEADER_RE = re.compile(
 _LIST_NUMBER = re.compile(r"^(?:\d{1,2}|[a-zA-Z])$")
 _BULLETS = frozenset("- * • · ‣ ◦ ▪ o".split())
 _FINAL = frozenset(".?!")
+WRAP_WIDTH = 50  # a line shorter than this ends its sentence: it was not wrapped by width
 _ABBREV_SINGLE = re.compile(r"^[A-Za-z]$")
 
 
@@ -266,12 +267,14 @@ def split_sentences(doc: Document) -> list[Sentence]:
                 gap = text[prev.end : tok.start]
                 ptext = prev.text
                 if "\n" in gap:
-                    first = ttext[0]
+                    # A line continues the sentence only when it looks hard-wrapped: it
+                    # starts lower-case after a long line with no final punctuation.
                     if (
                         gap.count("\n") > 1
                         or ptext[-1] in ".?!:;"
-                        or not first.islower()
+                        or not ttext[0].islower()
                         or ttext in _BULLETS
+                        or prev.end - text.rfind("\n", 0, prev.end) <= WRAP_WIDTH
                     ):
                         boundary = True
                 elif ptext in _FINAL and gap:

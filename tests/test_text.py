@@ -48,7 +48,8 @@ def test_crlf_offsets():
 def test_section_headers_and_numbered_lists():
     text = (
         "HISTORY OF PRESENT ILLNESS: Chest pain for 2 days.\n"
-        "Past Medical History:\n1. CHF\n2. DM2 with\nneuropathy\n- COPD"
+        "Past Medical History:\n1. CHF\n2. DM2 complicated by severe peripheral neuropathy of\nboth feet\n- COPD\n"
+        "- asthma since\nchildhood"
     )
     sents = split_sentences(Document("n3", text))
     assert words(sents) == [
@@ -56,10 +57,13 @@ def test_section_headers_and_numbered_lists():
         ["Chest", "pain", "for", "2", "days", "."],
         ["Past", "Medical", "History", ":"],
         ["1", ".", "CHF"],
-        ["2", ".", "DM2", "with", "neuropathy"],
+        # a long line wrapped before a lower-case word continues; a short one does not
+        ["2", ".", "DM2", "complicated", "by", "severe", "peripheral", "neuropathy", "of", "both", "feet"],
         ["-", "COPD"],
+        ["-", "asthma", "since"],
+        ["childhood"],
     ]
-    assert [s.section for s in sents] == ["history of present illness"] * 2 + ["past medical history"] * 4
+    assert [s.section for s in sents] == ["history of present illness"] * 2 + ["past medical history"] * 6
 
 
 def test_inline_headers_and_list_items_mtsamples_style():
