@@ -1,0 +1,233 @@
+"""The synthetic corpus, its markup converter and the template generator."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from share_ner.document import CUI_LESS, Mention
+from share_ner.errors import InputError
+from share_ner.formats.share import format_pipe, read_pipe_dir
+from share_ner.synthetic import (
+    MARKUP_DIR,
+    SHARE_DIR,
+    SynthConfig,
+    Term,
+    generate_template_docs,
+    hpo_terms,
+    load_default_corpus,
+    parse_markup,
+    read_markup_dir,
+    read_term_list,
+)
+
+
+def texts(doc_text: str, mentions: list[Mention]) -> list[tuple[str, str]]:
+    return [(m.text(doc_text, " ... "), m.cui) for m in mentions]
+
+
+def test_contiguous_markup_offsets():
+    doc, mentions = parse_markup("Denies [[chest pain|C0008031]] or [[SOB]].", "n1")
+    assert doc.text == "Denies chest pain or SOB."
+    assert [m.spans for m in mentions] == [((7, 17),), ((21, 24),)]
+    assert texts(doc.text, mentions) == [("chest pain", "C0008031"), ("SOB", CUI_LESS)]
+    assert all(m.doc_id == "n1" for m in mentions)
+
+
+def test_discontiguous_and_shared_head_markup():
+    markup = ("The {{la:left atrium}} is moderately {{la:dilated|C0344720}}.\n"
+              "The {{ar:aortic root}} and {{aa:ascending aorta}} are mildly {{ar,aa:dilated}}.")
+    doc, mentions = parse_markup(markup, "echo")
+    assert doc.text == ("The left atrium is moderately dilated.\n"
+                        "The aortic root and ascending aorta are mildly dilated.")
+    assert texts(doc.text, mentions) == [
+        ("left atrium ... dilated", "C0344720"),
+        ("aortic root ... dilated", CUI_LESS),
+        ("ascending aorta ... dilated", CUI_LESS),
+    ]
+    # The shared head is one span used by both mentions.
+    assert mentions[1].spans[1] == mentions[2].spans[1] == (86, 93)
+
+
+def test_fragments_split_by_spaces_merge_into_one_span():
+    doc, mentions = parse_markup("Severe {{h:hepatic}} or {{c:cardiac}} {{h,c:disease}}", "x")
+    assert texts(doc.text, mentions) == [("hepatic ... disease", CUI_LESS), ("cardiac disease", CUI_LESS)]
+    assert mentions[0].spans == ((7, 14), (26, 33)) and mentions[1].spans == ((18, 33),)
+
+
+def test_crlf_is_kept_and_counted():
+    doc, mentions = parse_markup("A:\r\n[[fever|C0015967]]\r\n", "crlf")
+    assert doc.text == "A:\r\nfever\r\n"
+    assert mentions[0].spans == ((4, 9),)
+
+
+@pytest.mark.parametrize("markup, line, what", [
+    ("ok\n[[fever|C12]]", 2, "not C<7 digits>"),
+    ("ok\nok\n{{m1:left atrium}} is big", 3, "only one fragment"),
+    ("[[ fever]]", 1, "space-padded"),
+    ("x\n{{left atrium}}", 2, "needs ids"),
+    ("fine\n[[fever", 2, "unbalanced"),
+    ("{{a:x|C0000001}} {{a:y|C0000002}}", 1, "two CUIs"),
+])
+def test_bad_markup_names_file_and_line(markup, line, what):
+    with pytest.raises(InputError) as info:
+        parse_markup(markup, "bad", "bad.markup")
+    assert info.value.line == line
+    assert what in str(info.value)
+    assert str(info.value).startswith(f"bad.markup:{line}: ")
+
+
+def test_committed_share_files_match_the_markup():
+    docs, gold = read_markup_dir(MARKUP_DIR)
+    share_docs, share_gold = load_default_corpus(SHARE_DIR)
+    assert set(docs) == set(share_docs)
+    for doc_id, doc in docs.items():
+        assert share_docs[doc_id].text == doc.text, doc_id
+        assert share_gold[doc_id] == gold[doc_id], doc_id
+        # The pipe files are exactly what the ShARe writer makes of these mentions.
+        pipe = (SHARE_DIR / "gold" / f"{doc_id}.pipe.txt").read_bytes().decode("utf-8")
+        assert pipe == format_pipe(gold[doc_id])
+
+
+def test_every_bracketed_mention_text_is_a_mention():
+    """Each ``[[...]]`` of the markup comes out as a one-span mention with that text and CUI."""
+    docs, gold = load_default_corpus()
+    for path in sorted(MARKUP_DIR.glob("*.markup")):
+        doc_id = path.name[: -len(".markup")]
+        markup = path.read_bytes().decode("utf-8")
+        expected = Counter(
+            (m.group(1), m.group(2) or CUI_LESS) for m in re.finditer(r"\[\[(.*?)(?:\|(C\d{7}))?\]\]", markup)
+        )
+        doc = docs[doc_id]
+        got = Counter((m.text(doc.text), m.cui) for m in gold[doc_id] if not m.is_discontiguous)
+        assert not expected - got, (doc_id, expected - got)
+        for m in gold[doc_id]:
+            for s, e in m.spans:
+                span = doc.text[s:e]
+                assert span and span == span.strip(), (doc_id, m)
+
+
+def test_corpus_size_and_variety():
+    docs, gold = load_default_corpus()
+    mentions = [m for ms in gold.values() for m in ms]
+    discontiguous = sum(m.is_discontiguous for m in mentions)
+    assert len(docs) >= 40
+    assert len(mentions) >= 600
+    assert discontiguous / len(mentions) >= 0.08
+    assert any("\r\n" in d.text for d in docs.values())
+    assert any("[**" in d.text for d in docs.values())
+    # Shared heads: two mentions ending on the same span.
+    assert any(len({m.spans[-1] for m in ms if m.is_discontiguous}) < sum(m.is_discontiguous for m in ms)
+               for ms in gold.values())
+    prefixes = {doc_id.split("_")[0].rstrip("0123456789") for doc_id in docs}
+    assert {"ds", "rad", "echo", "ecg", "prog", "cons", "elig"} <= prefixes
+
+
+def test_reader_reads_the_gold_directory():
+    gold = read_pipe_dir(SHARE_DIR / "gold")
+    assert sum(len(v) for v in gold.values()) >= 600
+
+
+PROJECT = [Term("chest pain", "C0008031"), Term("COPD", "C0024117"), Term("renal failure")]
+HPO = [Term("Seizure", "C0036572"), Term("Abnormality of the heart"), Term("Increased serum urate level"),
+       Term("Short stature", "C0349588")]
+
+
+def test_generator_is_deterministic():
+    config = SynthConfig(n_docs=20, seed=7)
+    a = generate_template_docs(PROJECT, HPO, config)
+    b = generate_template_docs(PROJECT, HPO, config)
+    assert a == b
+    c = generate_template_docs(PROJECT, HPO, SynthConfig(n_docs=20, seed=8))
+    assert c != a
+
+
+def test_generated_mentions_come_from_the_term_pools():
+    docs, gold = generate_template_docs(PROJECT, HPO, SynthConfig(n_docs=60, seed=3))
+    assert len(docs) == 60
+    allowed = {"chest pain", "copd", "renal failure", "seizure", "short stature", "hypersensitivity", "allergy"}
+    seen = set()
+    cuis = {}
+    for doc_id, ms in gold.items():
+        text = docs[doc_id].text
+        for m in ms:
+            if m.is_discontiguous:
+                continue
+            words = m.text(text)
+            if words.lower() in allowed:
+                seen.add(words.lower())
+                cuis[words.lower()] = m.cui
+            else:
+                # Shared-head coordinations ("cardiac disease") and site findings ("spleen enlarged").
+                assert len(words.split()) == 2, words
+    # HPO grouping terms and lab values are never used.
+    assert "abnormality of the heart" not in seen and "increased serum urate level" not in seen
+    assert {"chest pain", "seizure"} <= seen
+    assert cuis["chest pain"] == "C0008031" and cuis.get("renal failure", CUI_LESS) == CUI_LESS
+    assert any(m.is_discontiguous for ms in gold.values() for m in ms)
+    assert any("\r\n" in d.text for d in docs.values()) and any("\r" not in d.text for d in docs.values())
+
+
+OBO = """format-version: 1.2
+
+[Term]
+id: HP:0000001
+name: All
+
+[Term]
+id: HP:0000118
+name: Phenotypic abnormality
+is_a: HP:0000001 ! All
+
+[Term]
+id: HP:0001250
+name: Seizure
+synonym: "Seizures" EXACT []
+synonym: "Epileptic seizure" RELATED []
+xref: UMLS:C0036572
+is_a: HP:0000118 ! Phenotypic abnormality
+
+[Term]
+id: HP:0002069
+name: Bilateral tonic-clonic seizure
+is_a: HP:0001250 ! Seizure
+
+[Term]
+id: HP:0000006
+name: Autosomal dominant inheritance
+xref: UMLS:C0443147
+is_a: HP:0000001 ! All
+
+[Term]
+id: HP:0000999
+name: Old term
+is_obsolete: true
+
+[Typedef]
+id: part_of
+name: part of
+"""
+
+
+def test_hpo_terms_keeps_phenotypic_abnormalities(tmp_path: Path):
+    obo = tmp_path / "hp.obo"
+    obo.write_text(OBO, encoding="utf-8")
+    assert hpo_terms(obo) == [
+        Term("Seizure", "C0036572"),
+        Term("Seizures", "C0036572"),
+        Term("Bilateral tonic-clonic seizure", CUI_LESS),
+    ]
+
+
+def test_term_list_rejects_bad_rows(tmp_path: Path):
+    path = tmp_path / "terms.tsv"
+    path.write_text("term\tcui\nfever\tC0015967\nrash\tC123\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_term_list(path)
+    assert info.value.line == 3
+    path.write_text("name\tcui\n", encoding="utf-8")
+    with pytest.raises(InputError):
+        read_term_list(path)
