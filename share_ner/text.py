@@ -81,10 +81,12 @@ _HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo")
 # upper-case abbreviation ("seizure-induced", "GC-HT") or after a prefix
 # ("non-smoker"). "IL-6", "HIV-1", "23-year-old" stay whole.
 _EXTRA_SPLIT = re.compile(
-    r"(?<![0-9]),|,(?![0-9])|[.:](?=,)|(?<=[A-Za-z])\(|(?<=[A-Za-z][A-Za-z0-9])/(?=[A-Za-z]{2})"
-    rf"|(?<=[A-Za-z]{{2}})-(?=(?i:{_HYPHEN_SUFFIXES})\b)"
-    r"|(?<=[A-Za-z0-9])-(?=[A-Z]{2,}(?![a-z]))"
-    + "".join(rf"|(?<=\b(?i:{p}))-(?=[A-Za-z]{{3}})" for p in _HYPHEN_PREFIXES)
+    # Each alternative starts with its separator so the regex engine can skip
+    # straight to candidate characters; conditions follow as lookarounds.
+    r",(?<![0-9],)|,(?![0-9])|[.:](?=,)|\((?<=[A-Za-z]\()|/(?<=[A-Za-z][A-Za-z0-9]/)(?=[A-Za-z]{2})"
+    rf"|-(?<=[A-Za-z]{{2}}-)(?=(?i:{_HYPHEN_SUFFIXES})\b)"
+    r"|-(?<=[A-Za-z0-9]-)(?=[A-Z]{2,}(?![a-z]))"
+    + "".join(rf"|-(?<=\b(?i:{p})-)(?=[A-Za-z]{{3}})" for p in _HYPHEN_PREFIXES)
 )
 
 def _cut(text: str, s: int, e: int, cuts: list[int], out: list[Token]) -> None:
@@ -99,11 +101,12 @@ def _cut(text: str, s: int, e: int, cuts: list[int], out: list[Token]) -> None:
         out.append(Token(text[pos:e], pos, e))
 
 
-def tokenize(text: str) -> list[Token]:
+def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
     """Tokens of ``text`` with their character offsets.
 
     Whitespace is never part of a token, except inside a de-identification
     placeholder (``[**Last Name (NamePattern1) 123**]``), which is one token.
+    ``extra_splits=False`` keeps scispacy's tokens as they are (for comparison).
     """
     if not text or text.isspace():
         return []
@@ -125,7 +128,7 @@ def tokenize(text: str) -> list[Token]:
     # If non-space tokens hold exactly the text's non-whitespace characters, none contains whitespace.
     check_ws = sum(r[1] for r in rows if not r[2]) != sum(map(len, masked.split()))
     # Every separator is one character; the regex runs once over the note.
-    cuts = [m.start() for m in _EXTRA_SPLIT.finditer(masked)]
+    cuts = [m.start() for m in _EXTRA_SPLIT.finditer(masked)] if extra_splits else []
     ncuts = len(cuts)
     j = 0
     tokens: list[Token] = []
