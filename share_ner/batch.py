@@ -42,7 +42,7 @@ from share_ner.formats import SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import CsvRecord, is_csv_path, iter_csv_notes, read_header
-from share_ner.notes import decode_note, doc_id_from_path, iter_note_paths
+from share_ner.notes import decode_note, doc_id_from_path, is_gold_file
 
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
@@ -60,11 +60,20 @@ _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _TMP_RE = re.compile(r"^\..+\.tmp\d+$")
 
 
+_WARM_UP = Document("warm-up", "History: chest pain and shortness of breath. No fever.\n")
+
+
 def load_annotator(model_dir: str | Path) -> Annotator:
-    """Load a trained model and return its ``annotate`` method (the usual annotator factory)."""
+    """Load a trained model and return its ``annotate`` method (the usual annotator factory).
+
+    The model is tried on a one-line note, so that lazily built parts
+    (tokenizer, abbreviation detector) count as start-up, not as the first note.
+    """
     from share_ner.pipeline import Pipeline
 
-    return Pipeline.load(Path(model_dir)).annotate
+    annotate = Pipeline.load(Path(model_dir)).annotate
+    annotate(_WARM_UP)
+    return annotate
 
 
 def count_tokens(text: str) -> int:
@@ -396,6 +405,28 @@ class _Input:
     sink: _Sink | None = None
 
 
+def iter_note_files(path: Path) -> Iterator[Path]:
+    """Note files (``*.txt``, gold files left out) under ``path``, streamed in a fixed order.
+
+    Unlike sorting a full recursive listing, memory stays bounded by the
+    largest single directory, whatever the size of the tree.
+    """
+    if path.is_file():
+        yield path
+        return
+    if not path.is_dir():
+        raise InputError(path, "no such file or directory")
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as exc:
+        raise InputError(path, f"cannot list directory: {exc.strerror or exc}") from None
+    for entry in entries:
+        if entry.is_dir():
+            yield from iter_note_files(Path(entry.path))
+        elif entry.name.endswith(".txt") and entry.is_file() and not is_gold_file(Path(entry.name)):
+            yield Path(entry.path)
+
+
 def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
     """The note, or the reason it is rejected."""
     try:
@@ -522,7 +553,7 @@ class _Runner:
             if self.opt.limit is None and all(inp.is_csv for inp in self.inputs):
                 self.total_bytes = sum(inp.path.stat().st_size for inp in self.inputs)
             return self.opt.limit
-        n = sum(sum(1 for _ in iter_note_paths(inp.path)) for inp in self.inputs)
+        n = sum(sum(1 for _ in iter_note_files(inp.path)) for inp in self.inputs)
         return n if self.opt.limit is None else min(n, self.opt.limit)
 
     # ---- reading
@@ -542,7 +573,7 @@ class _Runner:
     def _file_items(self, inp: _Input) -> Iterator[_Item]:
         sink = inp.sink
         root = inp.path
-        for path in iter_note_paths(root):
+        for path in iter_note_files(root):
             if self._limit_reached() or self.stop.is_set():
                 return
             self.selected += 1

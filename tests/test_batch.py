@@ -162,6 +162,18 @@ def test_jobs_2_equals_jobs_1(noteevents: Path, notes_dir: Path, tmp_path: Path)
     assert len(files(one)) > 8
 
 
+def test_five_megabyte_note_and_gold_files_in_a_directory(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "big.txt").write_text("nothing today. " * 333_333 + "fever")  # 5,000,000 characters
+    (notes / "big.pipe.txt").write_text("big.txt||Disease_Disorder||CUI-less||3||8\n")  # gold beside notes: not a note
+    out = tmp_path / "out"
+    summary = run_batch([notes], regex_factory, opts(out, jobs=2))
+    assert (summary.notes, summary.mentions, summary.characters) == (1, 1, 5_000_000)
+    assert files(out).keys() == {"big.pipe.txt", "rejects.tsv", "run.json"}
+    assert (out / "big.pipe.txt").read_text() == "big.txt||Disease_Disorder||C_fever||4999995||5000000\n"
+
+
 def test_stdout_jsonl_and_rejects_on_stderr(notes_dir: Path, noteevents: Path) -> None:
     stdout, stderr = io.StringIO(), io.StringIO()
     summary = run_batch([notes_dir, noteevents], regex_factory, opts(None), stdout=stdout, stderr=stderr)
