@@ -22,6 +22,7 @@ from share_ner.features.matcher import TermMatcher
 from share_ner.features.tokens import word_features
 
 FeatureDict = dict[str, "str | float"]
+_WORD_CACHE_SIZE = 200_000
 
 # Tokens that open an item of a list when they start a line ("1." is often split in two).
 _BULLETS = frozenset({"-", "*", "+", "•", "·", "o", ">", "#", "–", "—"})
@@ -44,6 +45,7 @@ class FeatureResources:
     _abbreviation_exact: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
     _abbreviation_folded: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
     _abbreviation_lex: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
+    _by_word: dict[str, tuple] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Parse cluster ids and abbreviation entries once, not once per token.
@@ -67,6 +69,7 @@ class FeatureResources:
         object.__setattr__(self, "_abbreviation_exact", exact)
         object.__setattr__(self, "_abbreviation_folded", folded)
         object.__setattr__(self, "_abbreviation_lex", lex_types)
+        object.__setattr__(self, "_by_word", {})
 
     @classmethod
     def build(
@@ -88,6 +91,23 @@ class FeatureResources:
             abbreviations = load_abbreviations()
         matcher = TermMatcher.from_lexicon(lexicon) if lexicon is not None else None
         return cls(matcher, clusters, abbreviations)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The per-word cache is rebuilt on use; workers need not receive it.
+        return {**self.__dict__, "_by_word": {}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def word_resources(self, word: str) -> tuple:
+        """``(cluster features, abbreviation features, abbreviation lexicon features)`` of a token string, cached."""
+        found = self._by_word.get(word)
+        if found is None:
+            if len(self._by_word) >= _WORD_CACHE_SIZE:
+                self._by_word.clear()
+            found = (self.cluster_features(word), self.abbreviation_features(word), self.abbreviation_lexicon_features(word))
+            self._by_word[word] = found
+        return found
 
     def cluster_features(self, word: str) -> dict[str, str] | None:
         return self._cluster_features.get(cluster_key(word))
@@ -235,13 +255,11 @@ def sentence_features(
         for i, tok in enumerate(tokens):
             f = feats[i]
             if resources.abbreviations:
-                extra = resources.abbreviation_features(words[i])
+                _, extra, lex = resources.word_resources(words[i])
                 if extra:
                     f.update(extra)
-                    if config.lexicon:
-                        lex = resources.abbreviation_lexicon_features(words[i])
-                        if lex:
-                            f.update(lex)
+                    if lex and config.lexicon:
+                        f.update(lex)
             if note is not None and note.short_forms:
                 if words[i] in note.short_forms:
                     f["abbr.defined"] = 1.0
@@ -253,7 +271,7 @@ def sentence_features(
 
     if config.clusters and resources.clusters:
         for i in range(n):
-            cl = resources.cluster_features(words[i])
+            cl = resources.word_resources(words[i])[0]
             if cl:
                 feats[i].update(cl)
 

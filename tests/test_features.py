@@ -331,3 +331,11 @@ def test_term_matcher_skips_stop_word_terms() -> None:
 def test_lexicon_without_semantic_types_gives_position_only() -> None:
     res = FeatureResources(term_matcher=TermMatcher.from_terms([("seizure", "")]))
     assert feats_of("seizure", only("lexicon"), res)[0] == {"bias": 1.0, "lex": "B", "lex.last": 1.0}
+
+
+def test_resources_pickle_without_their_cache(matcher: TermMatcher) -> None:
+    res = FeatureResources(matcher, {"pain": "64:1"}, {"CHF": ["congestive heart failure"]})
+    before = feats_of("CHF pain", FeatureConfig(), res)
+    copy = pickle.loads(pickle.dumps(res))
+    assert copy._by_word == {} and copy.clusters == res.clusters
+    assert feats_of("CHF pain", FeatureConfig(), copy) == before
