@@ -187,9 +187,10 @@ def _fix_placeholders(text: str, tokens: list[Token], placeholders: list[tuple[i
 # ---------------------------------------------------------------- sentences
 
 _FUNCTION_WORDS = frozenset("of and or the in on for to with at by a an & / -".split())
-# A header: up to 7 words before a colon not followed by a digit (times, ratios).
+# A header: up to 7 words at a line or clause start before a colon; a colon
+# followed by a number is a field ("BP: 120/80", "10:30"), not a header.
 _HEADER_RE = re.compile(
-    r"(?:(?<=^)|(?<=[\n,.;]))[ \t]*(?P<h>[A-Za-z][A-Za-z0-9/&'()\-]*(?:[ \t]+[A-Za-z0-9/&'()\-]+){0,6})[ \t]*:(?![0-9])",
+    r"(?:(?<=^)|(?<=[\n,.;]))[ \t]*(?P<h>[A-Za-z][A-Za-z0-9/&'()\-]*(?:[ \t]+[A-Za-z0-9/&'()\-]+){0,6})[ \t]*:(?![ \t]*[0-9])",
     re.M,
 )
 _LIST_NUMBER = re.compile(r"^(?:\d{1,2}|[a-zA-Z])$")

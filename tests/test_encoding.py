@@ -185,3 +185,94 @@ def test_ceiling_counts_hand_built_corpus():
     assert r["lost"]["inexact"] == 1
     r = round_trip_ceiling(docs, gold, "bio")
     assert (r["survived"], r["discontiguous_survived"]) == (1, 0)
+
+
+def test_chain_touching_heads_on_both_sides_takes_both():
+    text = "Chronic HBV / HIV infection"
+    sent = sentence_of(text)
+    gold = [m(text, "Chronic HBV", "infection"), m(text, "Chronic", "HIV infection")]
+    tags = encode(sent, gold)
+    assert tags == ["HB", "DB", "O", "DB", "HB"]
+    assert decode(sent, tags) == sorted(gold)
+
+
+def test_several_discontiguous_mentions_without_heads_group_by_contiguous_mentions():
+    text = "left atrium is dilated , no pain , right ventricle is enlarged"
+    sent = sentence_of(text)
+    tags = ["DB", "DI", "O", "DB", "O", "O", "B", "O", "DB", "DI", "O", "DB"]
+    # D fragments are grouped until a B/I mention closes the group.
+    assert decode(sent, tags) == sorted(
+        [
+            m(text, "left atrium", "dilated"),
+            m(text, "pain"),
+            m(text, "right ventricle", "enlarged"),
+        ]
+    )
+
+
+def test_lone_fragments_and_unused_heads_become_mentions():
+    text = "severe pain and fever"
+    sent = sentence_of(text)
+    assert decode(sent, ["O", "DB", "O", "O"]) == [m(text, "pain")]
+    assert decode(sent, ["O", "HB", "O", "O"]) == [m(text, "pain")]
+
+
+def test_nearest_head_when_no_chain_touches_one():
+    text = "aortic root and ascending aorta moderately dilated , not calcified"
+    sent = sentence_of(text)
+    tags = ["DB", "DI", "O", "DB", "DI", "O", "HB", "O", "O", "HB"]
+    got = decode(sent, tags)
+    # both fragments go to "dilated" (nearer); the unused head "calcified" stands alone
+    assert got == sorted(
+        [
+            m(text, "aortic root", "dilated"),
+            m(text, "ascending aorta", "dilated"),
+            m(text, "calcified"),
+        ]
+    )
+
+
+def test_mention_crossing_the_sentence_is_dropped_in_each_part():
+    text = "Severe chest\n\npain today."
+    sents = split_sentences(Document("d1", text))
+    assert len(sents) == 2
+    gold = m(text, "chest\n\npain")
+    for sent in sents:
+        res = encode_report(sent, [gold])
+        assert res.dropped == [gold]
+        assert set(res.tags) == {"O"}
+
+
+def test_mentions_elsewhere_in_the_note_are_ignored():
+    text = "No pain.\nMild fever."
+    first, second = split_sentences(Document("d1", text))
+    res = encode_report(first, [m(text, "pain"), m(text, "fever")])
+    assert res == (["O", "B", "O"], [], [])
+    assert encode(second, [m(text, "pain"), m(text, "fever")]) == ["O", "B", "O"]
+
+
+def test_decode_rejects_wrong_length_and_unknown_tags():
+    sent = sentence_of("No pain")
+    with pytest.raises(ShareNerError, match="1 tags for a sentence of 2 tokens"):
+        decode(sent, ["O"])
+    with pytest.raises(ShareNerError, match=r"invalid tag 'HB' at position 1 \(O \[HB\]\).*'bio'"):
+        decode(sent, ["O", "HB"], scheme="bio")
+
+
+@pytest.mark.parametrize(
+    "text,phrases",
+    [
+        ("The aortic root and ascending aorta are moderately dilated.",
+         [("aortic root", "dilated"), ("ascending aorta", "dilated")]),
+        ("Drug or alcohol abuse and chronic pain.", [("Drug", "abuse"), ("alcohol abuse",), ("chronic pain",)]),
+        ("infection of the teeth or jawbone", [("infection of the teeth",), ("infection of the", "jawbone")]),
+        ("pain in left arm and left leg", [("pain",), ("left arm",), ("left leg",)]),
+    ],
+)
+def test_round_trip(text, phrases):
+    sent = sentence_of(text)
+    gold = sorted(m(text, *p) for p in phrases)
+    res = encode_report(sent, gold)
+    assert res.dropped == [] and res.inexact == []
+    assert decode(sent, res.tags) == gold
+    validate(res.tags)
