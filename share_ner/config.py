@@ -46,6 +46,9 @@ class TaggerConfig:
         gazetteer_folds: build the training-set gazetteer feature of each
             training note from the other folds only (jackknifing), so the CRF
             learns how far to trust a gazetteer hit on unseen text; 1 = no folds.
+        coordination: mark coordinations whose distributed reading is a known term
+            ("renal or liver impairment" → "renal impairment"), the source of most
+            discontiguous mentions (needs a lexicon or the training gazetteer).
         features: H-feat's ``FeatureConfig`` (feature groups on/off).
     """
 
@@ -57,6 +60,7 @@ class TaggerConfig:
     all_possible_transitions: bool = True
     train_gazetteer: bool = True
     gazetteer_folds: int = 5
+    coordination: bool = True
     features: Any = field(default_factory=_default_features)
 
     def __post_init__(self) -> None:
@@ -70,7 +74,7 @@ class TaggerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
-        for name in ("all_possible_transitions", "train_gazetteer"):
+        for name in ("all_possible_transitions", "train_gazetteer", "coordination"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

@@ -69,7 +69,7 @@ class Pipeline:
 
     def tag(self, doc: Document) -> list[Mention]:
         """Task 1a only: the note's disorder mentions, all ``CUI-less``."""
-        seqs = doc_sequences(doc, self.resources, self.config.features)
+        seqs = doc_sequences(doc, self.resources, self.config.features, self.config.coordination)
         return tag_sequences(self.tagger_, seqs, self.config.scheme)
 
     def annotate(self, doc: Document) -> list[Mention]:

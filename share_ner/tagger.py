@@ -137,27 +137,56 @@ def lexicon_terms(lexicon: Any) -> Iterator[tuple[str, str]]:
 
 def mention_terms(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]],
                   doc_ids: Iterable[str] | None = None) -> set[str]:
-    """Whitespace-normalized strings of the contiguous gold mentions of ``doc_ids`` (all notes by default)."""
+    """Whitespace-normalized strings of the gold mentions of ``doc_ids`` (all notes by default), fragments joined by a space."""
     terms: set[str] = set()
     for doc_id in (gold if doc_ids is None else doc_ids):
         doc = docs.get(doc_id)
         if doc is None:
             continue
         for m in gold.get(doc_id, ()):
-            if m.is_discontiguous:
-                continue
+            # A discontiguous mention's words ("renal ... impairment") are the distributed
+            # term that coordination_features looks for.
             text = " ".join(m.text(doc.text).split())
             if any(c.isalpha() for c in text) and len(text) > 1:
                 terms.add(text)
     return terms
 
 
-def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[str, str] | None) -> Any:
-    """H-feat's :class:`FeatureResources`: a term matcher of ``terms``, word clusters, the packaged abbreviation list."""
+@dataclass(frozen=True)
+class TaggerResources:
+    """What feature building needs: H-feat's ``FeatureResources`` and the gazetteer's head words."""
+
+    features: Any
+    head_words: frozenset[str] = frozenset()
+
+    @property
+    def term_matcher(self) -> Any:
+        return self.features.term_matcher
+
+
+HEAD_WORD_MIN = 3  # a word ending at least this many multi-word training mentions is a head word
+
+
+def head_words(terms: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """Last words (lowercased) of multi-word training-gazetteer terms, kept when frequent ("disease", "impairment")."""
+    counts: dict[str, int] = {}
+    for term, semtype in terms:
+        if semtype != TRAIN_SEMTYPE:
+            continue
+        words = term.lower().split()
+        if len(words) > 1 and words[-1].isalpha():
+            counts[words[-1]] = counts.get(words[-1], 0) + 1
+    return frozenset(w for w, n in counts.items() if n >= HEAD_WORD_MIN)
+
+
+def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[str, str] | None) -> TaggerResources:
+    """A term matcher of ``terms``, word clusters and the packaged abbreviation list (H-feat), plus head words."""
     from share_ner.lexicons.abbreviations import load_abbreviations
 
+    terms = list(terms) if terms is not None else None
     matcher = TermMatcher.from_terms(terms) if terms is not None else None
-    return FeatureResources(matcher, dict(clusters) if clusters else None, load_abbreviations())
+    features = FeatureResources(matcher, dict(clusters) if clusters else None, load_abbreviations())
+    return TaggerResources(features, head_words(terms or ()))
 
 
 def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
@@ -170,14 +199,111 @@ def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 
 
-def doc_sequences(doc: Document, resources: Any, features: Any) -> list[tuple[Sentence, list[dict]]]:
+# Tokens that join the conjuncts of a coordination ("renal or liver impairment").
+COORDINATORS = frozenset({"or", "and", "and/or", "or/and", "/", ",", "&", "nor", "vs", "versus"})
+# Tokens a coordinated phrase does not cross.
+_PHRASE_BREAKS = frozenset({".", ";", ":", "(", ")", "[", "]", "with", "without", "who", "which", "that", "for"})
+_HEAD_REACH = 15  # tokens scanned for the shared head of a coordination
+
+
+def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
+                          head_words: frozenset[str] = frozenset()) -> None:
+    """Mark coordinations whose distributed reading is a known term (added to ``feats`` in place).
+
+    Coordination ellipsis is where most discontiguous disorder mentions come from:
+    in "renal or liver impairment" the mention "renal ... impairment" borrows the head
+    of the second conjunct, in "hepatitis B or C" the mention "hepatitis ... C" borrows
+    the head of the first. For a conjunct next to a coordinator, the distributed
+    string (conjunct + a head up to ``_HEAD_REACH`` tokens away) is looked up in the
+    term matcher (lexicon and training-gazetteer terms); on a hit the conjunct tokens
+    get ``co.mod``/``co.rmod`` and the head tokens ``co.head``/``co.lhead`` (B/I).
+    Without a known term, a conjunct followed (within reach) by one of ``head_words``
+    gets ``co.hw_mod`` and that word ``co.hw_head``: the weaker, more general signal.
+    """
+    n = len(words)
+    if n < 3 or matcher is None:
+        return
+    lower = [w.lower() for w in words]
+    coord = [w in COORDINATORS for w in lower]
+    if not any(coord):
+        return
+    content = [not coord[i] and lower[i] not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower[i])
+               for i in range(n)]
+    lookup = matcher.lookup
+
+    def mark(start: int, end: int, key: str) -> None:
+        for j in range(start, end + 1):
+            feats[j][key] = "B" if j == start else "I"
+
+    for c in range(1, n - 1):
+        if not coord[c]:
+            continue
+        # Head on the right: MOD <c> ... HEAD, with MOD + HEAD a term.
+        for a in (c - 1, c - 2):
+            if a < 0 or not content[a]:
+                break
+            left = " ".join(words[a:c])
+            hit = None
+            for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
+                if lower[h] in _PHRASE_BREAKS:
+                    break
+                if not content[h]:
+                    continue
+                for e in range(h, min(n, h + 3)):
+                    if not content[e]:
+                        break
+                    if lookup(left + " " + " ".join(words[h:e + 1])):
+                        hit = (h, e)
+                if hit:
+                    break
+            if hit:
+                mark(a, c - 1, "co.mod")
+                mark(hit[0], hit[1], "co.head")
+                break
+        if head_words and content[c - 1]:
+            for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
+                if lower[h] in _PHRASE_BREAKS:
+                    break
+                if lower[h] in head_words:
+                    feats[c - 1]["co.hw_mod"] = 1.0
+                    feats[h]["co.hw_head"] = 1.0
+                    break
+        # Head on the left: HEAD ... MOD <c> MOD', with HEAD + MOD' a term ("hepatitis B or C").
+        for r in (c + 1, c + 2):
+            if r >= n or not content[r]:
+                break
+            right = " ".join(words[c + 1:r + 1])
+            hit = None
+            for b in range(c - 2, max(-1, c - 1 - _HEAD_REACH), -1):
+                if lower[b] in _PHRASE_BREAKS:
+                    break
+                if not content[b]:
+                    continue
+                for h in range(b, max(-1, b - 3), -1):
+                    if not content[h]:
+                        break
+                    if lookup(" ".join(words[h:b + 1]) + " " + right):
+                        hit = (h, b)
+                if hit:
+                    break
+            if hit:
+                mark(hit[0], hit[1], "co.lhead")
+                mark(c + 1, r, "co.rmod")
+                break
+
+
+def doc_sequences(doc: Document, resources: Any, features: Any,
+                  coordination: bool = False) -> list[tuple[Sentence, list[dict]]]:
     """The non-empty sentences of a note with their per-token feature dicts."""
     if not doc.text.strip():
         return []
     sentences = [s for s in split_sentences(doc) if s.tokens]
     if not sentences:
         return []
-    feats = document_features(doc, sentences, resources, features)
+    feats = document_features(doc, sentences, resources.features, features)
+    if coordination and resources.term_matcher is not None:
+        for sentence, f in zip(sentences, feats):
+            coordination_features([t.text for t in sentence.tokens], f, resources.term_matcher, resources.head_words)
     return list(zip(sentences, feats))
 
 
@@ -318,7 +444,7 @@ def train_model(
                 counts.docs += 1
                 counts.mentions += len(mentions)
                 counts.discontiguous += sum(m.is_discontiguous for m in mentions)
-                seqs = doc_sequences(doc, resources, config.features)
+                seqs = doc_sequences(doc, resources, config.features, config.coordination)
                 if not seqs:
                     counts.empty_docs += 1
                     counts.dropped += len(mentions)

@@ -69,11 +69,11 @@ def test_check_gold_rejects_mention_past_end_of_note() -> None:
         check_gold(docs, {"n2": [Mention("n2", ((0, 1),))]})
 
 
-def test_mention_terms_keeps_contiguous_strings_only() -> None:
+def test_mention_terms_joins_fragments_and_skips_non_words() -> None:
     docs = {"a": Document("a", "Left  atrium is dilated. COPD. x")}
     gold = {"a": [Mention("a", ((0, 12),)), Mention("a", ((0, 4), (16, 23))), Mention("a", ((25, 29),)),
                   Mention("a", ((31, 32),))]}
-    assert mention_terms(docs, gold) == {"Left atrium", "COPD"}
+    assert mention_terms(docs, gold) == {"Left atrium", "Left dilated", "COPD"}
 
 
 def test_folds_are_deterministic_round_robin() -> None:
@@ -132,3 +132,41 @@ def test_terms_file_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "terms.tsv"
     assert write_terms(path, terms) == 3
     assert list(read_terms(path)) == [("chest pain", "T184"), ("Crohn's disease", "train"), ("a \\ b", "lexicon")]
+
+
+def _coordination(sentence: str, terms: list[str], heads: frozenset[str] = frozenset()) -> list[tuple[str, dict]]:
+    from share_ner.features import TermMatcher
+    from share_ner.tagger import coordination_features
+
+    words = sentence.split()
+    feats: list[dict] = [{} for _ in words]
+    coordination_features(words, feats, TermMatcher.from_terms((t, "train") for t in terms), heads)
+    return [(w, f) for w, f in zip(words, feats) if f]
+
+
+def test_coordination_marks_shared_right_head() -> None:
+    marked = _coordination("history of renal , cardiac or liver impairment .", ["renal impairment"])
+    assert marked == [("renal", {"co.mod": "B"}), ("impairment", {"co.head": "B"})]
+
+
+def test_coordination_marks_shared_left_head() -> None:
+    marked = _coordination("chronic hepatitis B or C", ["chronic hepatitis C"])
+    assert marked == [("chronic", {"co.lhead": "B"}), ("hepatitis", {"co.lhead": "I"}), ("C", {"co.rmod": "B"})]
+
+
+def test_coordination_stops_at_phrase_breaks_and_needs_a_term() -> None:
+    assert _coordination("renal ; or liver impairment", ["renal impairment"]) == []
+    assert _coordination("renal or liver impairment", ["kidney impairment"]) == []
+
+
+def test_coordination_head_words_without_a_term() -> None:
+    marked = _coordination("psychiatric or emotional problems", [], frozenset({"problems"}))
+    assert marked == [("psychiatric", {"co.hw_mod": 1.0}), ("problems", {"co.hw_head": 1.0})]
+
+
+def test_head_words_need_three_multiword_training_terms() -> None:
+    from share_ner.tagger import head_words
+
+    terms = [("renal disease", "train"), ("heart disease", "train"), ("lung disease", "train"),
+             ("disease", "train"), ("bone pain", "train"), ("liver disease", "T047")]
+    assert head_words(terms) == frozenset({"disease"})
