@@ -1,6 +1,7 @@
 """Round-trip ceiling of the tag encoding, mention boundaries inside tokens, and tokenizer speed.
 
-For every train split (chia, ncbi_disease, bc5cdr) under ``../shared/data``
+For every train split (chia, ncbi_disease, bc5cdr), and chia dev/test and
+mantra_gsc test for comparison, under ``../shared/data``
 (relative to the repo): the share of gold mentions, and of discontiguous ones,
 that survive split → encode → decode exactly (strict) with the ``biohd`` and
 ``bio`` schemes, and the share of gold mention boundaries that fall inside a
@@ -31,7 +32,7 @@ from share_ner.text import get_tokenizer, split_sentences, tokenize
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results" / "ceiling.md"
-SPLITS = ("chia/train", "ncbi_disease/train", "bc5cdr/train")
+SPLITS = ("chia/train", "ncbi_disease/train", "bc5cdr/train", "chia/dev", "chia/test", "mantra_gsc/test")
 COMMAND = "nice python eval/bench_ceiling.py"
 
 
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += [
             "",
             f"Speed on {sp['notes']} MTSamples notes ({sp['chars']:,} characters), one process, "
-            "tokens per CPU second (wall time in brackets; the machine was shared):",
+            "tokens per CPU second (wall time too; the machine was shared by several jobs):",
             "",
             "| step | tokens | CPU s | tokens / CPU s | wall s |",
             "|---|---:|---:|---:|---:|",
