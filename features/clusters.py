@@ -16,6 +16,7 @@ accepted as ``cluster_ids``; its prefixes become the features.
 from __future__ import annotations
 
 import re
+import time
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,7 @@ class ClusterReport:
     words: int
     n_clusters: tuple[int, ...]
     dimensions: int
+    seconds: dict[str, float]  # wall time of each phase: tokenize, count, svd, kmeans
 
 
 def build_clusters(
@@ -132,6 +134,15 @@ def build_clusters(
         raise ShareNerError(f"each number of clusters must be at least 2, got {list(n_clusters)}")
 
     # 1. Token ids, with BOUNDARY (-1) at line breaks and between notes.
+    clock = time.perf_counter()
+    seconds: dict[str, float] = {}
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[phase] = round(now - clock, 2)
+        clock = now
+
     tokenize = _tokenizer()
     ids_of: dict[str, int] = {}
     chunks: list[Any] = []
@@ -152,6 +163,7 @@ def build_clusters(
     n_types = len(ids_of)
     n_tokens = int((ids >= 0).sum())
     counts = np.bincount(ids[ids >= 0], minlength=n_types)
+    lap("tokenize")
 
     # 2. Target words and context words, by frequency (ties broken by first appearance).
     order = np.argsort(-counts, kind="stable")
@@ -201,12 +213,14 @@ def build_clusters(
     keep = pmi > 0
     ppmi = sparse.csr_matrix((pmi[keep], (coo.row[keep], coo.col[keep])), shape=matrix.shape)
     del matrix, coo, pmi
+    lap("count")
 
     # 5. Dense word vectors: SVD scaled by sqrt of the singular values, unit length.
     dims = max(1, min(dimensions, ppmi.shape[1] - 1, n_rows - 1))
     svd = TruncatedSVD(n_components=dims, random_state=seed, algorithm="randomized", n_iter=5)
     vectors = svd.fit_transform(ppmi)
     vectors = normalize(vectors / np.sqrt(np.maximum(svd.singular_values_, 1e-12)))
+    lap("svd")
 
     # 6. k-means at each granularity.
     labels = []
@@ -214,12 +228,13 @@ def build_clusters(
         k_eff = min(k, n_rows)
         km = MiniBatchKMeans(n_clusters=k_eff, random_state=seed, batch_size=4096, n_init=3)
         labels.append((k, km.fit_predict(vectors)))
+    lap("kmeans")
 
     words = sorted(ids_of, key=ids_of.__getitem__)
     clusters = {
         words[t]: ",".join(f"{k}:{lab[row]}" for k, lab in labels) for row, t in enumerate(targets.tolist())
     }
-    report = ClusterReport(n_notes, n_tokens, n_types, len(clusters), ks, dims)
+    report = ClusterReport(n_notes, n_tokens, n_types, len(clusters), ks, dims, seconds)
     return clusters, report
 
 

@@ -57,6 +57,8 @@ def run_build(args: argparse.Namespace) -> int:
     print(
         f"{args.out}: {report.words} words clustered into {','.join(map(str, report.n_clusters))} clusters "
         f"from {report.notes} notes, {report.tokens} tokens ({len(skipped)} notes skipped, "
-        f"{time.perf_counter() - started:.1f} s)"
+        f"{time.perf_counter() - started:.1f} s: "
+        + ", ".join(f"{phase} {secs:.1f} s" for phase, secs in report.seconds.items())
+        + ")"
     )
     return 0
