@@ -425,27 +425,28 @@ def _encode_biohd(
             return _tag_biohd(n, [idx for _, idx in items]), []
     keep = list(items)
 
-    def survivors(cand: list[tuple[Mention, tuple[int, ...]]]) -> tuple[list[str], int, list[bool]]:
+    def survivors(cand: list[tuple[Mention, tuple[int, ...]]]) -> tuple[list[str], int, list[bool], int]:
+        """Tags for ``cand``, how many of its mentions decode back, which, and how many spurious ones appear."""
         tags = _tag_biohd(n, [idx for _, idx in cand])
         got = set(_decode_indices(tags, sch))
         ok = [idx in got for _, idx in cand]
-        return tags, sum(ok), ok
+        extra = len(got - {idx for _, idx in cand})
+        return tags, sum(ok), ok, extra
 
-    tags, score, ok = survivors(keep)
-    while score < len(keep):
-        # Remove the mention whose removal leaves most mentions decodable.
+    tags, score, ok, extra = survivors(keep)
+    while keep and (score < len(keep) or extra):
+        # Remove the mention whose removal leaves most mentions decodable (and fewest spurious ones).
         best = None
         for j in range(len(keep)):
-            cand = keep[:j] + keep[j + 1 :]
-            t, s, o = survivors(cand)
-            # Prefer more survivors, then removing a mention that did not survive.
-            key = (s, not ok[j])
+            t, s, o, x = survivors(keep[:j] + keep[j + 1 :])
+            # Then prefer removing a mention that did not survive.
+            key = (s - x, not ok[j])
             if best is None or key > best[0]:
-                best = (key, j, t, s, o)
-        if best is None:  # unreachable: keep is never empty here
-            break
-        _, j, tags, score, ok = best
+                best = (key, j, t, s, o, x)
+        _, j, tags, score, ok, extra = best  # type: ignore[misc]
         keep = keep[:j] + keep[j + 1 :]
+    if not keep:
+        tags = ["O"] * n
     kept_ids = {id(m) for m, _ in keep}
     lost = [m for m, _ in items if id(m) not in kept_ids]
     return tags, lost
