@@ -266,19 +266,20 @@ class _ShardSink(_Sink):
     def prepare(self) -> None:
         """Read the manifest of an earlier run; a shard is done when listed complete and present."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        entries = []
-        if self.manifest.exists():
-            for line in self.manifest.read_text(encoding="utf-8").split("\n"):
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut by a crash: its shard was never renamed into place
-                entries.append(entry)
-            # drop cut lines for good, so that appended lines stay well-formed
-            _atomic_write(self.manifest, "".join(json.dumps(e) + "\n" for e in entries))
-        for entry in entries:
-            if entry.get("complete") and (self.directory / entry["shard"]).exists():
-                self.done[int(entry["index"])] = entry
+        if not self.manifest.exists():
+            return
+        for line in self.manifest.read_text(encoding="utf-8").split("\n"):
+            try:
+                entry = json.loads(line)
+                index = int(entry["index"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by a crash: its shard was never renamed into place
+            if entry.get("complete") and (self.directory / str(entry.get("shard"))).exists():
+                self.done[index] = entry
+            else:
+                self.done.pop(index, None)
+        # Keep only the shards that will be skipped, so that the resumed manifest equals an uninterrupted one.
+        self._write_manifest()
 
     def is_done(self, item_index: int) -> bool:
         return item_index // self.size in self.done
@@ -325,12 +326,18 @@ class _ShardSink(_Sink):
             m.flush()
             os.fsync(m.fileno())
         os.replace(self.tmp, self.directory / entry["shard"])
+        self.done[entry["index"]] = entry
         self.tmp = None
         self.current = None
 
     def end(self, complete: bool) -> None:
         if self.file is not None:
             self._close(complete)
+        # shards redone out of order (one deleted by hand) were appended last: put the lines in shard order
+        self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        _atomic_write(self.manifest, "".join(json.dumps(self.done[k]) + "\n" for k in sorted(self.done)))
 
     def abort(self) -> None:
         if self.file is not None:

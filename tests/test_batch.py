@@ -154,6 +154,20 @@ def test_csv_shards_manifest_and_summary(noteevents: Path, tmp_path: Path) -> No
     assert sub.notes == 3
 
 
+def test_resume_repairs_a_manifest_cut_by_a_crash(noteevents: Path, tmp_path: Path) -> None:
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    run_batch([noteevents], regex_factory, opts(clean, shard_size=5))
+    run_batch([noteevents], regex_factory, opts(out, shard_size=5))
+    # a crash after the manifest line of shard 4 but before its rename, then a line cut in half
+    (out / "NOTEEVENTS/part-00004.jsonl").unlink()
+    (out / "NOTEEVENTS/part-00002.jsonl").unlink()
+    with open(out / "NOTEEVENTS/manifest.jsonl", "a") as f:
+        f.write('{"index": 5, "shard": "part-0')
+    again = run_batch([noteevents], regex_factory, opts(out, shard_size=5))
+    assert (again.notes, again.skipped_done) == (5 + 2, 15)
+    assert files(out) == files(clean)
+
+
 def test_jobs_2_equals_jobs_1(noteevents: Path, notes_dir: Path, tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     run_batch([noteevents, notes_dir], regex_factory, opts(one, shard_size=4, batch_notes=3))
