@@ -194,7 +194,7 @@ _HEADER_RE = re.compile(
     re.M,
 )
 _LIST_NUMBER = re.compile(r"^(?:\d{1,2}|[a-zA-Z])$")
-_BULLETS = frozenset("- * • · ‣ ◦ ▪ o".split())
+_BULLETS = frozenset("- * • · ‣ ◦ ▪ o #".split())
 _FINAL = frozenset(".?!")
 WRAP_WIDTH = 50  # a line shorter than this ends its sentence: it was not wrapped by width
 _ABBREV_SINGLE = re.compile(r"^[A-Za-z]$")

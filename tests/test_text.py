@@ -91,3 +91,26 @@ def test_empty_notes_give_no_sentences():
 
 def test_normalize_section():
     assert normalize_section(" HISTORY OF  PRESENT ILLNESS:") == "history of present illness"
+
+
+def test_discharge_summary_layout():
+    text = (
+        "Admission Date:  [**2150-1-1**]     Discharge Date:   [**2150-1-5**]\n\n"
+        "Attending:[**First Name3 (LF) 1234**]\n"
+        "Chief Complaint:\nchest pain, SOB\n\n"
+        "History of Present Illness:\n"
+        "72 yo M with h/o CAD s/p CABG, CHF (EF 30%), DM2, and afib on\n"
+        "coumadin who presents with dyspnea. He was seen at [**Hospital1 18**] ED.\n"
+        "# CHF exacerbation: diuresed.\n"
+        "VS: T 98.6 BP 100/60\n"
+    )
+    sents = split_sentences(Document("m1", text))
+    by_text = {" ".join(t.text for t in s.tokens): s.section for s in sents}
+    assert by_text["Attending :"] == "attending"
+    assert by_text["[**First Name3 (LF) 1234**]"] == "attending"
+    assert by_text["chest pain , SOB"] == "chief complaint"
+    hpi = [k for k, v in by_text.items() if v == "history of present illness"]
+    assert hpi[1].startswith("72 yo M with h/o CAD s/p CABG") and hpi[1].endswith("presents with dyspnea .")
+    assert "He was seen at [**Hospital1 18**] ED ." in hpi
+    assert "# CHF exacerbation : diuresed ." in hpi
+    assert by_text["T 98.6 BP 100/60"] == "vs"
