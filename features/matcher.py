@@ -3,15 +3,17 @@
 Terms and tokens are compared on the same normalization: lowercased runs of letters and
 digits (punctuation is ignored), so ``"Crohn's disease"`` matches the tokens
 ``Crohn 's disease`` and ``"diabetes mellitus, type 2"`` matches ``diabetes mellitus type 2``
-whatever the tokenizer did with the apostrophe or the comma. Terms made only of stop words
-are left out. The terms are kept in a trie
-of those word keys, so a lookup walks only as far as the text agrees with some term.
+whatever the tokenizer did with the apostrophe or the comma; plurals are folded to a crude
+singular on both sides (``pleural effusions`` matches ``pleural effusion``). Terms made only
+of stop words are left out. The terms are kept in a trie of those word keys, so a lookup
+walks only as far as the text agrees with some term.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 _WORD = re.compile(r"[^\W_]+")
@@ -28,9 +30,27 @@ STOP_WORDS = frozenset(
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
 
 
+def fold_plural(key: str) -> str:
+    """A crude singular, applied alike to terms and text: ``allergies`` → ``allergy``, ``lesions`` → ``lesion``.
+
+    ``-ss``, ``-us`` and ``-is`` words (``abscess``, ``stenosis``) and short words are kept;
+    a wrong singular (``diabetes`` → ``diabete``) is harmless because both sides get it.
+    """
+    if len(key) > 3 and key[-1] == "s" and key[-2] not in "sui":
+        if key.endswith("ies") and len(key) > 4:
+            return key[:-3] + "y"
+        return key[:-1]
+    return key
+
+
 def term_keys(text: str) -> list[str]:
-    """The normalized word keys of ``text``: lowercased alphanumeric runs."""
-    return _WORD.findall(text.lower())
+    """The normalized word keys of ``text``: lowercased alphanumeric runs, plurals folded."""
+    return [fold_plural(k) for k in _WORD.findall(text.lower())]
+
+
+@lru_cache(maxsize=200_000)
+def _token_keys(word: str) -> tuple[str, ...]:
+    return tuple(term_keys(word))
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +89,10 @@ class TermMatcher:
 
     def add(self, term: str, semtype: str = "") -> bool:
         """Add one term; a term of stop words only (HPO's "All") is skipped, and ``False`` returned."""
-        keys = term_keys(term)
-        if not keys or all(k in STOP_WORDS for k in keys):
+        raw = _WORD.findall(term.lower())
+        if not raw or all(k in STOP_WORDS for k in raw):
             return False
+        keys = [fold_plural(k) for k in raw]
         node = self._trie
         for key in keys:
             node = node.setdefault(key, {})
@@ -117,8 +138,7 @@ class TermMatcher:
         owner: list[int] = []
         first: list[bool] = []
         for i, word in enumerate(words):
-            parts = _WORD.findall(word.lower())
-            for j, part in enumerate(parts):
+            for j, part in enumerate(_token_keys(word)):
                 keys.append(part)
                 owner.append(i)
                 first.append(j == 0)

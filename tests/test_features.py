@@ -339,3 +339,11 @@ def test_resources_pickle_without_their_cache(matcher: TermMatcher) -> None:
     copy = pickle.loads(pickle.dumps(res))
     assert copy._by_word == {} and copy.clusters == res.clusters
     assert feats_of("CHF pain", FeatureConfig(), copy) == before
+
+
+def test_term_matcher_folds_plurals_on_both_sides() -> None:
+    m = TermMatcher.from_terms([("pleural effusion", "Finding"), ("food allergies", "Finding"), ("aortic stenosis", "Finding")])
+    assert [(x.start, x.end) for x in m.find(["Pleural", "effusions"])] == [(0, 2)]
+    assert [(x.start, x.end) for x in m.find(["food", "allergy"])] == [(0, 2)]
+    assert [(x.start, x.end) for x in m.find(["aortic", "stenosis"])] == [(0, 2)]
+    assert m.find(["aortic", "stenosi"]) == []
