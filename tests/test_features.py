@@ -6,6 +6,8 @@ import pickle
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from share_ner.document import Document, Sentence, Token
 from share_ner.errors import ShareNerError
@@ -347,3 +349,18 @@ def test_term_matcher_folds_plurals_on_both_sides() -> None:
     assert [(x.start, x.end) for x in m.find(["food", "allergy"])] == [(0, 2)]
     assert [(x.start, x.end) for x in m.find(["aortic", "stenosis"])] == [(0, 2)]
     assert m.find(["aortic", "stenosi"]) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab CHF(),.-:\n\r1é•")), max_size=60))
+def test_any_text_gives_one_str_keyed_dict_per_token(text: str) -> None:
+    doc = Document("h", text)
+    sentences = [split(text, "h", section="s")]
+    res = FeatureResources(
+        TermMatcher.from_terms([("ab", "T1"), ("chf", "T2")]), {"ab": "2:1"}, {"CHF": ["congestive heart failure"]}
+    )
+    [feats] = document_features(doc, sentences, res, FeatureConfig())
+    assert len(feats) == len(sentences[0].tokens)
+    for f in feats:
+        assert f["bias"] == 1.0
+        assert all(isinstance(k, str) and isinstance(v, (str, float)) for k, v in f.items())
