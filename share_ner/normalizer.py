@@ -11,8 +11,10 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
    queries of step 5;
-4. ``partial`` — the longest suffix of two or more words matches by step 1 or
-   2 ("sporadic Wilms tumours" → "Wilms tumours");
+4. ``partial`` — a coordination whose parts all match by steps 1-2 ("breast
+   and ovarian cancer" → the labels of both, joined by ``+``), else the longest
+   suffix of two or more words that does ("sporadic Wilms tumours" → "Wilms
+   tumours");
 5. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
    lexicon names (one sparse product for all mentions of a note), the top
    candidates re-scored with rapidfuzz; the best CUI wins;
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import warnings
 import shutil
 from collections import Counter, defaultdict
@@ -127,6 +130,10 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
         if acc > best_acc:
             best_t, best_acc = t, acc
     return float(best_t)
+
+
+# "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
+_COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)
 
 
 def _may_be_defined(mention: str, text: str) -> bool:
@@ -253,7 +260,7 @@ class Normalizer:
             else:
                 expansions = []
             if d is None and cfg.use_partial:
-                d = self._partial(text, tried)
+                d = self._coordination(text, tried) or self._partial(text, tried)
             if d is None:
                 if cfg.use_tfidf:
                     pending.append((i, [text] + expansions, tried))
@@ -286,6 +293,24 @@ class Normalizer:
                 if rows:
                     return Decision(self._best(index, rows, by_count=index is self._gaz), "normalized", 1.0, text)
         return None
+
+    def _coordination(self, text: str, tried: list[str]) -> Decision | None:
+        """A coordinated mention whose parts all match by steps 1-2: 'breast and ovarian cancer' → the labels of
+        'breast cancer' and 'ovarian cancer' joined by '+' in text order (NCBI/BC5CDR composite ids)."""
+        parts = [p for p in _COORDINATION.split(text) if p and p.strip()]
+        if len(parts) < 2:
+            return None
+        last_words = parts[-1].split()
+        head = last_words[-1] if len(last_words) > 1 else ""
+        labels: list[str] = []
+        for i, part in enumerate(parts):
+            d = self._exact_steps(part, tried) if len(part.split()) > 1 or not head else None
+            if d is None and head and i < len(parts) - 1:
+                d = self._exact_steps(f"{part} {head}", tried)  # shared head noun
+            if d is None or d.cui == CUI_LESS:
+                return None
+            labels.extend(c for c in d.cui.split("+") if c not in labels)
+        return Decision("+".join(labels), "partial", 1.0, " | ".join(parts))
 
     def _partial(self, text: str, tried: list[str]) -> Decision | None:
         """The longest word suffix (of ``partial_min_words`` or more words) that matches by steps 1-2 ('sporadic Wilms tumours' →

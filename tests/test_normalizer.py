@@ -205,3 +205,17 @@ def test_cli_normalize_errors(tmp_path, capsys):
     assert "not a normalizer directory" in capsys.readouterr().err
     assert main(args + ["--lexicon", "hpo", "--train-text", str(text)]) == 2
     assert "go together" in capsys.readouterr().err
+
+
+def test_coordination_and_suffix_partial_matches():
+    train = Document("t", "breast cancer; ovarian cancer; Wilms tumor")
+    gold = {"t": [mention_of(train, "breast cancer").with_cui("D001943"),
+                  mention_of(train, "ovarian cancer").with_cui("D010051"),
+                  mention_of(train, "Wilms tumor").with_cui("D009396")]}
+    norm = Normalizer.fit(None, {"t": train}, gold)
+    doc = Document("d", "breast and ovarian cancers; sporadic Wilms tumours; breast, ovarian, or skin cancer")
+    decisions = norm.decide(doc, [mention_of(doc, "breast and ovarian cancers"),
+                                  mention_of(doc, "sporadic Wilms tumours")])
+    assert [(d.cui, d.method) for d in decisions] == [("D001943+D010051", "partial"), ("D009396", "partial")]
+    # "skin cancer" is unknown, so the coordination is not resolved part by part: tf-idf decides
+    assert norm.decide(doc, [mention_of(doc, "breast, ovarian, or skin cancer")])[0].method == "tfidf"
