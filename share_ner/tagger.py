@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -49,6 +50,7 @@ from share_ner.text import split_sentences  # noqa: E402
 from share_ner.encoding import decode, encode_report  # noqa: E402
 from share_ner.features import FeatureResources, TermMatcher, document_features  # noqa: E402
 from share_ner.features.clusters import save_clusters  # noqa: E402
+from share_ner.features.matcher import term_keys  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,6 +160,10 @@ class TaggerResources:
 
     features: Any
     head_words: frozenset[str] = frozenset()
+    # First and last word keys of all terms: a distributed string is looked up only when
+    # it could start and end a term, which keeps coordination_features cheap.
+    first_keys: frozenset[str] = frozenset()
+    last_keys: frozenset[str] = frozenset()
 
     @property
     def term_matcher(self) -> Any:
@@ -186,7 +192,14 @@ def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[st
     terms = list(terms) if terms is not None else None
     matcher = TermMatcher.from_terms(terms) if terms is not None else None
     features = FeatureResources(matcher, dict(clusters) if clusters else None, load_abbreviations())
-    return TaggerResources(features, head_words(terms or ()))
+    first: set[str] = set()
+    last: set[str] = set()
+    for term, _ in terms or ():
+        keys = term_keys(term)
+        if keys:
+            first.add(keys[0])
+            last.add(keys[-1])
+    return TaggerResources(features, head_words(terms or ()), frozenset(first), frozenset(last))
 
 
 def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
@@ -206,8 +219,14 @@ _PHRASE_BREAKS = frozenset({".", ";", ":", "(", ")", "[", "]", "with", "without"
 _HEAD_REACH = 15  # tokens scanned for the shared head of a coordination
 
 
+@lru_cache(maxsize=200_000)
+def _word_keys(word: str) -> tuple[str, ...]:
+    return tuple(term_keys(word))
+
+
 def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
-                          head_words: frozenset[str] = frozenset()) -> None:
+                          head_words: frozenset[str] = frozenset(),
+                          first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None) -> None:
     """Mark coordinations whose distributed reading is a known term (added to ``feats`` in place).
 
     Coordination ellipsis is where most discontiguous disorder mentions come from:
@@ -230,6 +249,10 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
     content = [not coord[i] and lower[i] not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower[i])
                for i in range(n)]
     lookup = matcher.lookup
+    keys = [_word_keys(w) for w in words]
+    # Could token i start / end a term? (Unknown key sets: assume it could.)
+    starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
+    ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]
 
     def mark(start: int, end: int, key: str) -> None:
         for j in range(start, end + 1):
@@ -242,6 +265,8 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
         for a in (c - 1, c - 2):
             if a < 0 or not content[a]:
                 break
+            if not starts[a]:
+                continue
             left = " ".join(words[a:c])
             hit = None
             for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
@@ -252,7 +277,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
                 for e in range(h, min(n, h + 3)):
                     if not content[e]:
                         break
-                    if lookup(left + " " + " ".join(words[h:e + 1])):
+                    if ends[e] and lookup(left + " " + " ".join(words[h:e + 1])):
                         hit = (h, e)
                 if hit:
                     break
@@ -272,6 +297,8 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
         for r in (c + 1, c + 2):
             if r >= n or not content[r]:
                 break
+            if not ends[r]:
+                continue
             right = " ".join(words[c + 1:r + 1])
             hit = None
             for b in range(c - 2, max(-1, c - 1 - _HEAD_REACH), -1):
@@ -282,7 +309,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
                 for h in range(b, max(-1, b - 3), -1):
                     if not content[h]:
                         break
-                    if lookup(" ".join(words[h:b + 1]) + " " + right):
+                    if starts[h] and lookup(" ".join(words[h:b + 1]) + " " + right):
                         hit = (h, b)
                 if hit:
                     break
@@ -303,7 +330,8 @@ def doc_sequences(doc: Document, resources: Any, features: Any,
     feats = document_features(doc, sentences, resources.features, features)
     if coordination and resources.term_matcher is not None:
         for sentence, f in zip(sentences, feats):
-            coordination_features([t.text for t in sentence.tokens], f, resources.term_matcher, resources.head_words)
+            coordination_features([t.text for t in sentence.tokens], f, resources.term_matcher,
+                                  resources.head_words, resources.first_keys, resources.last_keys)
     return list(zip(sentences, feats))
 
 
