@@ -23,7 +23,6 @@ import os
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -38,9 +37,11 @@ DEV_SPLITS = ("chia/dev", "ncbi_disease/dev")
 CHIA_TARGET = 0.45
 
 NOTES = {
-    "chia/test": "eligibility criteria; all gold CUI-less, so accuracy = share of matched mentions left CUI-less",
+    "chia/test": "eligibility criteria; every gold mention is CUI-less, so a mention counts as correctly "
+                 "normalized only when the model leaves it CUI-less (the HPO normalizer gives many a CUI)",
     "ncbi_disease/test": "PubMed abstracts; gold ids are MeSH, never UMLS CUIs: accuracy is 0 by construction",
-    "bc5cdr/test": "PubMed abstracts; gold ids are MeSH, never UMLS CUIs: accuracy is 0 by construction",
+    "bc5cdr/test": "PubMed abstracts; gold ids are MeSH (unmapped ones CUI-less), never UMLS CUIs: "
+                   "accuracy is near 0 by construction",
     "mantra_gsc/test": "Medline titles, drug labels, patents; real UMLS CUIs",
 }
 
@@ -162,6 +163,8 @@ def run_tests(args: argparse.Namespace) -> int:
         "Notes on the columns:",
         "",
         *[f"- {split}: {note}." for split, note in NOTES.items()],
+        "- accuracy (Task 1b): `acc. strict` = correct CUIs / gold mentions, `acc. relaxed` = correct CUIs /"
+        " exactly matched mentions, as in ShARe/CLEF 2013.",
         "- `disc. found/gold`: discontiguous gold mentions matched exactly.",
         "- `chars/s`: tagging and normalization speed, one process, including sentence splitting and features.",
         "",
@@ -175,35 +178,44 @@ def run_tests(args: argparse.Namespace) -> int:
     return 0
 
 
+# Rows are changes to a fixed base (the first settings tried), so the table does not move when the
+# shipped defaults change; the last row is the shipped default.
+BASE_SYNTH = {"n_docs": 300, "project_share": 0.8, "filler_share": 0.4, "eligibility_share": 0.6, "seed": 13}
+BASE_TAGGER: dict[str, Any] = {}
 TUNE_GRID: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
-    ("hand corpus only", {"n_docs": 0}, {}),
-    ("default", {}, {}),
-    ("no non-disorder/filler lines (filler 0)", {"filler_share": 0.0}, {}),
-    ("100 template docs", {"n_docs": 100}, {}),
-    ("600 template docs", {"n_docs": 600}, {}),
-    ("HPO half of the slots (project_share 0.5)", {"project_share": 0.5}, {}),
-    ("eligibility_share 0.8", {"eligibility_share": 0.8}, {}),
-    ("c2 = 0.2", {}, {"c2": 0.2}),
+    ("hand corpus only (no templates)", {"n_docs": 0}, {}),
+    ("base: 300 template docs, eligibility_share 0.6", {}, {}),
+    ("base, filler_share 0 (no mention-free lines)", {"filler_share": 0.0}, {}),
+    ("base, 100 template docs", {"n_docs": 100}, {}),
+    ("base, 600 template docs", {"n_docs": 600}, {}),
+    ("base, project_share 0.5 (more HPO names)", {"project_share": 0.5}, {}),
+    ("base, eligibility_share 0.8", {"eligibility_share": 0.8}, {}),
+    ("base, c2 = 0.2", {}, {"c2": 0.2}),
+    ("base, eligibility_share 0.8, c2 = 0.2 (shipped)", {"eligibility_share": 0.8}, {"c2": 0.2}),
+    ("base, eligibility_share 0.8, c2 = 0.2, 600 docs", {"eligibility_share": 0.8, "n_docs": 600}, {"c2": 0.2}),
+    ("base, eligibility_share 0.8, c2 = 0.5", {"eligibility_share": 0.8}, {"c2": 0.5}),
+    ("base, eligibility_share 0.8, c2 = 0.2, seed 14", {"eligibility_share": 0.8, "seed": 14}, {"c2": 0.2}),
 )
 
 
 def run_tune(args: argparse.Namespace) -> int:
-    from share_ner import default_model as dm
+    from share_ner.config import TaggerConfig
     from share_ner.pipeline import Pipeline
+    from share_ner.synthetic import SynthConfig
 
     lines = ["| variant | " + " | ".join(f"{s} strict F1 (P/R)" for s in DEV_SPLITS) + " | build s |",
              "|---|" + "---|" * (len(DEV_SPLITS) + 1)]
     for name, synth_changes, tagger_changes in TUNE_GRID:
-        synth = replace(dm.DEFAULT_SYNTH, **synth_changes)
-        tagger = dm.DEFAULT_TAGGER.replace(**tagger_changes)
-        model, build_s, _ = build(synth, tagger, cache=args.cache / "tune")
+        synth = SynthConfig(**{**BASE_SYNTH, **synth_changes})
+        tagger = TaggerConfig(**{**BASE_TAGGER, **tagger_changes})
+        model, build_s, fresh = build(synth, tagger, cache=args.cache / "tune")
         pipeline = Pipeline.load(model)
         cells = []
         for split in DEV_SPLITS:
             r = run_split(pipeline, split, normalize=False, limit=args.limit)
             s = r["scores"].strict
             cells.append(f"{s.f1:.3f} ({s.precision:.3f}/{s.recall:.3f})")
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {build_s:.0f} |")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {f'{build_s:.0f}' if fresh else 'cached'} |")
         print(lines[-1], flush=True)
     text = "\n".join(lines)
     if args.limit:

