@@ -28,7 +28,7 @@ _WORD_CACHE_SIZE = 200_000
 _BULLETS = frozenset({"-", "*", "+", "•", "·", "o", ">", "#", "–", "—"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FeatureResources:
     """External knowledge the features use; every part is optional (its features are then absent).
 
