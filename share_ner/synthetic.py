@@ -487,6 +487,8 @@ class SynthConfig:
         filler_share: share of lines without any disorder mention.
         crlf_share: share of documents with CRLF line ends.
         hpo_max_words: longest HPO name (in words) used.
+        term_coord_share: share of shared-head coordinations built from two-word term names
+            ("gastric or duodenal ulcer") rather than from organ adjectives ("renal or hepatic impairment").
         seed: random seed; the same settings always give the same documents.
     """
 
@@ -498,6 +500,7 @@ class SynthConfig:
     filler_share: float = 0.2
     crlf_share: float = 0.3
     hpo_max_words: int = 4
+    term_coord_share: float = 0.0
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
@@ -536,13 +539,32 @@ def _cased(name: str, capital: bool) -> str:
     return name[:1].lower() + name[1:]
 
 
-def _fill(template: str, rng: random.Random, pick, line_no: int) -> str:
+def coordination_heads(terms: Iterable[Term], min_modifiers: int = 2) -> dict[str, list[str]]:
+    """Head word → modifiers, from two-word names sharing their last word ("gastric ulcer", "duodenal ulcer").
+
+    They give natural shared-head coordinations ("gastric or duodenal ulcer") from the term pools.
+    """
+    heads: dict[str, set[str]] = {}
+    for t in terms:
+        words = t.name.split()
+        if len(words) == 2 and all(w.isalpha() for w in words):
+            heads.setdefault(words[1].lower(), set()).add(words[0].lower())
+    return {h: sorted(m) for h, m in sorted(heads.items()) if len(m) >= min_modifiers}
+
+
+def _fill(template: str, rng: random.Random, pick, line_no: int,
+          term_heads: Mapping[str, Sequence[str]] | None = None, term_coord_share: float = 0.0) -> str:
     """Replace the slots of one template by markup."""
     out = template
     k = 0
+    head_words = sorted(term_heads) if term_heads else []
     while "<COORD>" in out:
-        mods = rng.sample(COORD_MODIFIERS, rng.choice((2, 2, 3)))
-        head = rng.choice(COORD_HEADS)
+        if term_coord_share > 0 and head_words and rng.random() < term_coord_share:
+            head = rng.choice(head_words)
+            mods = rng.sample(list(term_heads[head]), min(len(term_heads[head]), rng.choice((2, 2, 3))))
+        else:
+            mods = rng.sample(COORD_MODIFIERS, rng.choice((2, 2, 3)))
+            head = rng.choice(COORD_HEADS)
         ids = [f"c{line_no}x{k}x{i}" for i in range(len(mods))]
         parts = [f"{{{{{i}:{m}}}}}" for i, m in zip(ids[:-1], mods[:-1])]
         last = f"{{{{{ids[-1]}:{mods[-1]}}}}} {{{{{','.join(ids)}:{head}}}}}"
@@ -592,6 +614,8 @@ def generate_template_docs(
     if not project_pool and not hpo_pool:
         raise ValueError("no terms to fill the templates with")
 
+    term_heads = coordination_heads(project_pool + hpo_pool) if config.term_coord_share > 0 else {}
+
     def pick() -> Term:
         if hpo_pool and (not project_pool or rng.random() >= config.project_share):
             return rng.choices(hpo_pool, hpo_weights)[0]
@@ -611,7 +635,7 @@ def generate_template_docs(
             if rng.random() < config.filler_share:
                 body = rng.choice(FILLER_LINES)
             else:
-                body = _fill(rng.choice(templates), rng, pick, i)
+                body = _fill(rng.choice(templates), rng, pick, i, term_heads, config.term_coord_share)
             prefix = f"{i + 1}. " if bullet == "#. " else bullet
             lines.append(prefix + body)
         markup = newline.join(lines) + newline

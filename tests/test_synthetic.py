@@ -15,6 +15,7 @@ from share_ner.synthetic import (
     MARKUP_DIR,
     SHARE_DIR,
     SynthConfig,
+    coordination_heads,
     Term,
     generate_template_docs,
     hpo_terms,
@@ -231,3 +232,17 @@ def test_term_list_rejects_bad_rows(tmp_path: Path):
     path.write_text("name\tcui\n", encoding="utf-8")
     with pytest.raises(InputError):
         read_term_list(path)
+
+
+def test_coordination_heads_from_two_word_names():
+    terms = [Term("gastric ulcer"), Term("duodenal ulcer"), Term("peptic ulcer"), Term("renal failure"),
+             Term("Gastric ulcer"), Term("skin ulcer of foot")]
+    assert coordination_heads(terms) == {"ulcer": ["duodenal", "gastric", "peptic"]}
+
+
+def test_term_coordinations_are_shared_head_mentions():
+    project = [Term("gastric ulcer"), Term("duodenal ulcer")]
+    docs, gold = generate_template_docs(project, [], SynthConfig(n_docs=40, seed=1, term_coord_share=1.0,
+                                                                 eligibility_share=1.0, filler_share=0.0))
+    shared = [m.text(docs[d].text, " ... ") for d, ms in gold.items() for m in ms if m.is_discontiguous]
+    assert "gastric ... ulcer" in shared or "duodenal ... ulcer" in shared
