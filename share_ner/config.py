@@ -49,6 +49,8 @@ class TaggerConfig:
         coordination: mark coordinations whose distributed reading is a known term
             ("renal or liver impairment" → "renal impairment"), the source of most
             discontiguous mentions (needs a lexicon or the training gazetteer).
+        expand_coordinations: after tagging, complete a coordination next to a tagged
+            mention when its distributed reading is a known term (biohd scheme only).
         features: H-feat's ``FeatureConfig`` (feature groups on/off).
     """
 
@@ -61,6 +63,7 @@ class TaggerConfig:
     train_gazetteer: bool = True
     gazetteer_folds: int = 5
     coordination: bool = True
+    expand_coordinations: bool = True
     features: Any = field(default_factory=_default_features)
 
     def __post_init__(self) -> None:
@@ -74,7 +77,7 @@ class TaggerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
-        for name in ("all_possible_transitions", "train_gazetteer", "coordination"):
+        for name in ("all_possible_transitions", "train_gazetteer", "coordination", "expand_coordinations"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

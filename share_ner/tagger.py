@@ -336,13 +336,110 @@ def doc_sequences(doc: Document, resources: Any, features: Any,
 
 
 def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[dict]]],
-                  scheme: str) -> list[Mention]:
-    """CRF tags for each sentence, decoded into CUI-less mentions."""
+                  scheme: str, resources: TaggerResources | None = None) -> list[Mention]:
+    """CRF tags for each sentence, decoded into CUI-less mentions.
+
+    With ``resources`` (and the biohd scheme), :func:`expand_coordinations` adds the
+    distributed mentions of coordinations the CRF found only in part.
+    """
     mentions: list[Mention] = []
+    expand = resources is not None and resources.term_matcher is not None and scheme == "biohd"
     for sentence, feats in seqs:
         tags = tagger.tag(pycrfsuite.ItemSequence(feats))
-        mentions.extend(decode(sentence, tags, scheme=scheme))
+        found = decode(sentence, tags, scheme=scheme)
+        if expand and found:
+            found = expand_coordinations(sentence, found, resources)
+        mentions.extend(found)
     return mentions
+
+
+def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources: TaggerResources) -> list[Mention]:
+    """Complete coordination ellipses next to tagged mentions when the distributed reading is a known term.
+
+    "renal or [liver impairment]": the conjunct "renal" before a coordinator that precedes a
+    tagged multi-token mention borrows its head when "renal impairment" is a lexicon or
+    gazetteer term, giving the discontiguous mention "renal … impairment". "[hepatitis B] or C":
+    the conjunct after the coordinator borrows the head on the left ("hepatitis … C"). A
+    contiguous mention the CRF gave to the bare conjunct alone ("renal", "C") is replaced.
+    """
+    tokens = sentence.tokens
+    n = len(tokens)
+    index_of_start = {t.start: i for i, t in enumerate(tokens)}
+    index_of_end = {t.end: i for i, t in enumerate(tokens)}
+    lower = [t.text.lower() for t in tokens]
+    lookup = resources.term_matcher.lookup
+    spans_taken = {m.spans for m in mentions}
+    covered: set[int] = set()
+    contiguous: dict[tuple[int, int], Mention] = {}
+    for m in mentions:
+        for s, e in m.spans:
+            i, j = index_of_start.get(s), index_of_end.get(e)
+            if i is not None and j is not None:
+                covered.update(range(i, j + 1))
+        if not m.is_discontiguous:
+            i, j = index_of_start.get(m.start), index_of_end.get(m.end)
+            if i is not None and j is not None:
+                contiguous[(i, j)] = m
+
+    def content(i: int) -> bool:
+        return 0 <= i < n and lower[i] not in COORDINATORS and lower[i] not in _PHRASE_BREAKS \
+            and any(ch.isalnum() for ch in lower[i])
+
+    def words(i: int, j: int) -> str:
+        return " ".join(t.text for t in tokens[i:j + 1])
+
+    added: list[Mention] = []
+    removed: set[tuple[int, int]] = set()
+    doc_id = sentence.doc_id
+    for (s, e), m in sorted(contiguous.items()):
+        if e - s < 1:
+            continue
+        # Head on the right: X <coord> [s .. e] -> X + tokens j..e for the longest known head.
+        c = s - 1
+        if c >= 1 and lower[c] in COORDINATORS:
+            x_end = c - 1
+            for x_start in (x_end, x_end - 1):
+                if not (content(x_start) and all(content(k) for k in range(x_start, x_end + 1))):
+                    break
+                if any(k in covered and (x_start, x_end) not in contiguous for k in range(x_start, x_end + 1)):
+                    break
+                for j in range(s + 1, e + 1):
+                    if lookup(words(x_start, x_end) + " " + words(j, e)):
+                        spans = ((tokens[x_start].start, tokens[x_end].end), (tokens[j].start, tokens[e].end))
+                        if spans not in spans_taken:
+                            added.append(Mention(doc_id, spans))
+                            spans_taken.add(spans)
+                            removed.add((x_start, x_end))
+                        break
+                else:
+                    continue
+                break
+        # Head on the left: [s .. e] <coord> X -> tokens s..j + X.
+        c = e + 1
+        if c + 1 < n and lower[c] in COORDINATORS:
+            for x_end in (c + 1, c + 2):
+                x_start = c + 1
+                if not all(content(k) for k in range(x_start, x_end + 1)):
+                    break
+                if any(k in covered and (x_start, x_end) not in contiguous for k in range(x_start, x_end + 1)):
+                    break
+                for j in range(e - 1, s - 1, -1):
+                    if lookup(words(s, j) + " " + words(x_start, x_end)):
+                        spans = ((tokens[s].start, tokens[j].end), (tokens[x_start].start, tokens[x_end].end))
+                        if spans not in spans_taken:
+                            added.append(Mention(doc_id, spans))
+                            spans_taken.add(spans)
+                            removed.add((x_start, x_end))
+                        break
+                else:
+                    continue
+                break
+    if not added:
+        return mentions
+    # A bare conjunct that is itself a known term ("asthma or COPD") stays a mention too.
+    removed = {r for r in removed if r in contiguous and not lookup(words(*r))}
+    kept = [m for m in mentions if not any(contiguous.get(r) is m for r in removed)]
+    return sorted(kept + added, key=lambda m: m.spans)
 
 
 def _assign_mentions(seqs: Sequence[tuple[Sentence, list[dict]]], mentions: Sequence[Mention]) -> list[list[Mention]]:

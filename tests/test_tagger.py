@@ -170,3 +170,39 @@ def test_head_words_need_three_multiword_training_terms() -> None:
     terms = [("renal disease", "train"), ("heart disease", "train"), ("lung disease", "train"),
              ("disease", "train"), ("bone pain", "train"), ("liver disease", "T047")]
     assert head_words(terms) == frozenset({"disease"})
+
+
+def _expand(text: str, spans: list[tuple[int, int]], terms: list[str]) -> list[tuple[str, ...]]:
+    from share_ner.document import Sentence, Token
+    from share_ner.tagger import expand_coordinations, make_resources
+
+    tokens, pos = [], 0
+    for word in text.split(" "):
+        tokens.append(Token(word, pos, pos + len(word)))
+        pos += len(word) + 1
+    sentence = Sentence("d", tuple(tokens))
+    found = [Mention("d", (span,)) for span in spans]
+    resources = make_resources([(t, "train") for t in terms], None)
+    out = expand_coordinations(sentence, found, resources)
+    return [tuple(text[s:e] for s, e in m.spans) for m in out]
+
+
+def test_expand_coordination_borrows_right_head() -> None:
+    text = "renal or liver impairment"
+    # The CRF found only "liver impairment" (9-25); "renal impairment" is a known term.
+    assert _expand(text, [(9, 25)], ["renal impairment"]) == [("renal", "impairment"), ("liver impairment",)]
+    # Not a known term: nothing added.
+    assert _expand(text, [(9, 25)], ["kidney impairment"]) == [("liver impairment",)]
+
+
+def test_expand_coordination_borrows_left_head_and_replaces_bare_conjunct() -> None:
+    text = "hepatitis B or C"
+    # The CRF found "hepatitis B" and a bare "C"; "C" alone is no term, so it is replaced.
+    got = _expand(text, [(0, 11), (15, 16)], ["hepatitis C"])
+    assert got == [("hepatitis", "C"), ("hepatitis B",)]  # sorted by spans
+
+
+def test_expand_coordination_keeps_a_conjunct_that_is_a_term() -> None:
+    text = "asthma or heart failure"
+    got = _expand(text, [(0, 6), (10, 23)], ["asthma failure", "asthma"])
+    assert got == [("asthma",), ("asthma", "failure"), ("heart failure",)]
