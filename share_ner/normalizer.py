@@ -226,53 +226,63 @@ class Normalizer:
 
     def decide(self, doc: Document, mentions: Sequence[Mention], trace: bool = False) -> list[Decision]:
         """One :class:`Decision` per mention; the tf-idf step runs once for all mentions that reach it."""
+        return self.decide_many([(doc, mentions)], trace)[0]
+
+    def normalize_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]]) -> list[list[Mention]]:
+        """:meth:`normalize` for several notes, with one tf-idf product for all of them (many short notes)."""
+        return [[m.with_cui(d.cui) for m, d in zip(ms, ds)]
+                for (_, ms), ds in zip(batch, self.decide_many(batch))]
+
+    def decide_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]],
+                    trace: bool = False) -> list[list[Decision]]:
+        """Decisions for the mentions of several notes; steps 1-4 per mention, step 5 once for the batch."""
         cfg = self.config
-        out: list[Decision | None] = [None] * len(mentions)
-        pending: list[tuple[int, list[str], list[str]]] = []  # (position, queries, tried)
-        definitions: dict[str, str] | None = None
-        for i, m in enumerate(mentions):
-            text = mention_string(doc, m) if m.end <= len(doc.text) else ""
-            if not text.strip():
-                out[i] = Decision(CUI_LESS, "empty", 1.0)
-                continue
-            tried: list[str] = []
-            d = None
-            if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, doc.text):
-                # A short form defined in this note means what the note says, whatever it meant in training.
-                if definitions is None:
-                    definitions = self._definitions(doc)
-                long_form = definitions.get(text.strip())
-                if long_form:
-                    d = self._exact_steps(long_form, tried)
-                    if d is not None:
-                        d.method, d.matched = "abbreviation", long_form
-            if d is None:
-                d = self._exact_steps(text, tried)
-            if d is None and cfg.use_abbreviations:
-                if definitions is None and _may_be_defined(text, doc.text):
-                    definitions = self._definitions(doc)
-                expansions = self._expansions(text, definitions or {})
-                for exp in expansions:
-                    d = self._exact_steps(exp, tried)
-                    if d is not None:
-                        d.method, d.matched = "abbreviation", exp
-                        break
-            else:
-                expansions = []
-            if d is None and cfg.use_partial:
-                d = self._coordination(text, tried) or self._partial(text, tried)
-            if d is None:
-                if cfg.use_tfidf:
-                    pending.append((i, [text] + expansions, tried))
+        out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
+        pending: list[tuple[int, int, list[str], list[str]]] = []  # (note, position, queries, tried)
+        for n, (doc, mentions) in enumerate(batch):
+            definitions: dict[str, str] | None = None
+            for i, m in enumerate(mentions):
+                text = mention_string(doc, m) if m.end <= len(doc.text) else ""
+                if not text.strip():
+                    out[n][i] = Decision(CUI_LESS, "empty", 1.0)
                     continue
-                d = Decision(CUI_LESS, "none", 0.0)
-            d.tried = tried if trace else []
-            out[i] = d
+                tried: list[str] = []
+                d = None
+                if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, doc.text):
+                    # A short form defined in this note means what the note says, whatever it meant in training.
+                    if definitions is None:
+                        definitions = self._definitions(doc)
+                    long_form = definitions.get(text.strip())
+                    if long_form:
+                        d = self._exact_steps(long_form, tried)
+                        if d is not None:
+                            d.method, d.matched = "abbreviation", long_form
+                if d is None:
+                    d = self._exact_steps(text, tried)
+                expansions: list[str] = []
+                if d is None and cfg.use_abbreviations:
+                    if definitions is None and _may_be_defined(text, doc.text):
+                        definitions = self._definitions(doc)
+                    expansions = self._expansions(text, definitions or {})
+                    for exp in expansions:
+                        d = self._exact_steps(exp, tried)
+                        if d is not None:
+                            d.method, d.matched = "abbreviation", exp
+                            break
+                if d is None and cfg.use_partial:
+                    d = self._coordination(text, tried) or self._partial(text, tried)
+                if d is None:
+                    if cfg.use_tfidf:
+                        pending.append((n, i, [text] + expansions, tried))
+                        continue
+                    d = Decision(CUI_LESS, "none", 0.0)
+                d.tried = tried if trace else []
+                out[n][i] = d
         if pending:
-            for (i, _, tried), d in zip(pending, self._tfidf([p[1] for p in pending], trace)):
+            for (n, i, _, tried), d in zip(pending, self._tfidf([p[2] for p in pending], trace)):
                 d.tried = tried + ["tfidf"] if trace else []
-                out[i] = d
-        return [d for d in out if d is not None]
+                out[n][i] = d
+        return [[d for d in ds if d is not None] for ds in out]
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
         cfg = self.config
@@ -514,9 +524,10 @@ def _fit_threshold_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gol
         held = set(ids[f::k])
         train_gold = {d: ms for d, ms in gold.items() if d not in held}
         fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, no_threshold)
-        for d in sorted(held):
-            ms = gold[d]
-            for m, dec in zip(ms, fold.decide(docs[d], ms)):
+        held_ids = sorted(held)
+        decided = fold.decide_many([(docs[d], gold[d]) for d in held_ids])
+        for d, decisions in zip(held_ids, decided):
+            for m, dec in zip(gold[d], decisions):
                 if dec.method == "tfidf":
                     scores.append(dec.score)
                     correct.append(dec.cui == m.cui)
@@ -527,14 +538,19 @@ def _fit_threshold_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gol
                "correct_keeping_all": sum(correct)}
 
 
-def normalize_all(normalizer: Normalizer, docs: Mapping[str, Document],
-                  mentions: Mapping[str, list[Mention]]) -> dict[str, list[Mention]]:
-    """Normalize the mentions of every note; a note id without text is an error naming it."""
+def normalize_all(normalizer: Normalizer, docs: Mapping[str, Document], mentions: Mapping[str, list[Mention]],
+                  batch_size: int = 256) -> dict[str, list[Mention]]:
+    """Normalize the mentions of every note, ``batch_size`` notes per tf-idf product; a note id without text is
+    an error naming it."""
     out: dict[str, list[Mention]] = {}
-    for doc_id, ms in mentions.items():
+    ids = list(mentions)
+    for doc_id in ids:
         if doc_id not in docs:
             raise ShareNerError(f"mentions for note {doc_id} but no note text with that id")
-        out[doc_id] = normalizer.normalize(docs[doc_id], ms)
+    for start in range(0, len(ids), batch_size):
+        chunk = ids[start:start + batch_size]
+        for doc_id, ms in zip(chunk, normalizer.normalize_many([(docs[d], mentions[d]) for d in chunk])):
+            out[doc_id] = ms
     return out
 
 
