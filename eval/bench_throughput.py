@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="only the first N notes (quick check; the committed table uses all)")
     p.add_argument("--profile-notes", type=int, default=400, help="notes profiled with cProfile (default 400)")
     p.add_argument("--out", default=str(RESULTS), help="results file (default eval/results/throughput.md)")
+    p.add_argument("--code", default="", help="what code was measured (e.g. a commit), written in the results")
     args = p.parse_args(argv)
     notes = Path(args.notes)
     if not notes.is_dir():
@@ -218,7 +219,7 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         f"{os.cpu_count()} cores shared with other jobs; load average before the runs: "
         f"{one['load_before']:.1f} / {two['load_before']:.1f}).",
         "",
-        f"Model: {model_desc}.",
+        f"Model: {model_desc}." + (f" Code: {args.code}." if args.code else ""),
         f"Notes: `{Path(args.notes).name}` — {s1['notes']:,} notes, {chars:,} characters, {tokens:,} tokens "
         "(words and punctuation marks, `share_ner.batch.count_tokens`); end to end: read, tokenize, features, "
         "CRF, normalize, write one `.pipe.txt` per note.",

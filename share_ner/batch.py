@@ -13,7 +13,7 @@ command again:
   ``.jsonl``); a note whose output exists is skipped;
 - a CSV export gives shards of ``shard_size`` consecutive selected rows
   (``<out>/<csv name>/part-00000.jsonl``...); a shard is done once renamed into
-  place, and ``manifest.jsonl`` beside the shards records each one's rows and
+  place, and ``manifest.ndjson`` beside the shards records each one's rows and
   counts. The shard being written when the run stopped is discarded and redone.
 
 Bad input never stops the batch: an empty, binary or undecodable note, a
@@ -52,7 +52,7 @@ DEFAULT_SHARD_SIZE = 1000
 REJECTS_NAME = "rejects.tsv"
 SUMMARY_NAME = "summary.json"
 RUN_NAME = "run.json"
-MANIFEST_NAME = "manifest.jsonl"
+MANIFEST_NAME = "manifest.ndjson"  # not *.jsonl: annotation readers must not take it for a shard
 TMP_MARK = ".tmp"
 
 # What the run counts as tokens: words and punctuation marks, close to the tagger's tokenizer.

@@ -142,12 +142,16 @@ def test_csv_shards_manifest_and_summary(noteevents: Path, tmp_path: Path) -> No
     assert first["mentions"] == [
         {"spans": [[NOTE_1.index("fever"), NOTE_1.index("fever") + 5]], "text": "fever", "cui": "C_fever"},
         {"spans": [[NOTE_1.index("pneumonia"), NOTE_1.index("pneumonia") + 9]], "text": "pneumonia", "cui": "C_pneumonia"}]
-    manifest = [json.loads(x) for x in (shards / "manifest.jsonl").read_text().splitlines()]
+    manifest = [json.loads(x) for x in (shards / "manifest.ndjson").read_text().splitlines()]
     assert [(m["shard"], m["first_row"], m["last_row"], m["notes"], m["complete"]) for m in manifest] == [
         ("part-00000.jsonl", 1, 6, 5, True), ("part-00001.jsonl", 7, 11, 5, True),
         ("part-00002.jsonl", 12, 16, 5, True), ("part-00003.jsonl", 17, 21, 5, True),
         ("part-00004.jsonl", 22, 23, 2, True)]
     assert summary.notes == 22 and summary.mentions == sum(len(r["mentions"]) for r in recs)
+    # the shard directory reads back as annotations (the manifest is not taken for one)
+    back = read_annotations(shards)
+    assert len(back) == 22 and back["100"] == [Mention("100", ((s, e),), m["cui"])
+                                               for m in first["mentions"] for s, e in m["spans"]]
     # category filter and limit
     sub = run_batch([noteevents], regex_factory, opts(tmp_path / "rad", categories=("radiology",), limit=3))
     assert [r["doc_id"] for r in shard_lines(tmp_path / "rad/NOTEEVENTS")] == ["100", "103", "106"]
@@ -161,7 +165,7 @@ def test_resume_repairs_a_manifest_cut_by_a_crash(noteevents: Path, tmp_path: Pa
     # a crash after the manifest line of shard 4 but before its rename, then a line cut in half
     (out / "NOTEEVENTS/part-00004.jsonl").unlink()
     (out / "NOTEEVENTS/part-00002.jsonl").unlink()
-    with open(out / "NOTEEVENTS/manifest.jsonl", "a") as f:
+    with open(out / "NOTEEVENTS/manifest.ndjson", "a") as f:
         f.write('{"index": 5, "shard": "part-0')
     again = run_batch([noteevents], regex_factory, opts(out, shard_size=5))
     assert (again.notes, again.skipped_done) == (5 + 2, 15)
