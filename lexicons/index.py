@@ -31,7 +31,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.lexicons.lexicon import Lexicon, atomic_write_bytes, cache_dir
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _SPELLING = (
@@ -71,6 +71,8 @@ def stem(word: str) -> str:
         pass
     elif word.endswith("s"):
         word = word[:-1]
+    if word.endswith("ical") and len(word) > 6:  # neurological → neurologic
+        return word[:-2]
     if word.endswith("ing") and len(word) > 5:
         word = word[:-3]
     elif word.endswith("ed") and len(word) > 4:

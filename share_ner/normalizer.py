@@ -70,6 +70,7 @@ class NormalizerConfig:
     partial_min_words: int = 2  # shortest suffix the partial step tries
     top_k: int = 10  # tf-idf candidates per query and index
     fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
+    context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-4 in the same note
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
     default_threshold: float = 0.5  # used when there is no training data to fit one
     folds: int = 5  # cross-validation folds for fitting the threshold
@@ -273,13 +274,19 @@ class Normalizer:
                     d = self._coordination(text, tried) or self._partial(text, tried)
                 if d is None:
                     if cfg.use_tfidf:
-                        pending.append((n, i, [text] + expansions, tried))
+                        # A short form defined in the note is searched by its long form only: the letters of
+                        # "WFS" say little, "Wolfram syndrome" says what it is.
+                        long_form = definitions.get(text.strip()) if definitions else None
+                        queries = [long_form] if long_form else [text] + expansions
+                        pending.append((n, i, queries, tried))
                         continue
                     d = Decision(CUI_LESS, "none", 0.0)
                 d.tried = tried if trace else []
                 out[n][i] = d
         if pending:
-            for (n, i, _, tried), d in zip(pending, self._tfidf([p[2] for p in pending], trace)):
+            seen: list[set[str]] = [{d.cui for d in ds if d is not None and d.cui != CUI_LESS} for ds in out]
+            for (n, i, _, tried), d in zip(pending, self._tfidf([p[2] for p in pending], trace,
+                                                                [seen[p[0]] for p in pending])):
                 d.tried = tried + ["tfidf"] if trace else []
                 out[n][i] = d
         return [[d for d in ds if d is not None] for ds in out]
@@ -391,7 +398,9 @@ class Normalizer:
                 found.append(" ".join(expanded))
         return list(dict.fromkeys(e for e in found if e and e != text))
 
-    def _tfidf(self, queries: list[list[str]], trace: bool) -> list[Decision]:
+    def _tfidf(self, queries: list[list[str]], trace: bool,
+               context: Sequence[set[str]] | None = None) -> list[Decision]:
+        """Step 5 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note."""
         cfg = self.config
         flat = [soft_normalize(q) for qs in queries for q in qs]
         owner = [i for i, qs in enumerate(queries) for _ in qs]
@@ -414,10 +423,13 @@ class Normalizer:
                     if prev is None or score > prev[0]:
                         slot[cui] = (score, cos, fz, name, source)
         decisions = []
-        for slot in best:
+        for k, slot in enumerate(best):
             if not slot:
                 decisions.append(Decision(CUI_LESS, "none", 0.0))
                 continue
+            if context is not None and cfg.context_bonus and context[k]:
+                # A note tends to keep talking about the concepts it named plainly elsewhere.
+                slot = {c: ((v[0] + cfg.context_bonus,) + v[1:]) if c in context[k] else v for c, v in slot.items()}
             ranked = sorted(slot.items(), key=lambda kv: (-kv[1][0], -self._prior.get(kv[0], 0), kv[0]))
             cui, (score, _, _, name, _) = ranked[0]
             d = Decision(cui, "tfidf", score, name)
