@@ -29,6 +29,7 @@ tried, the candidates and their scores.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import warnings
@@ -43,7 +44,7 @@ from rapidfuzz import fuzz
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
-from share_ner.lexicons.index import LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize
+from share_ner.lexicons.index import LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize, stem
 from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
 
 FORMAT_VERSION = 1
@@ -70,6 +71,7 @@ class NormalizerConfig:
     partial_min_words: int = 2  # shortest suffix the partial step tries
     top_k: int = 10  # tf-idf candidates per query and index
     fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
+    use_ranker: bool = False  # re-rank tf-idf candidates by a logistic regression fitted on training notes
     context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-4 in the same note
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
     default_threshold: float = 0.5  # used when there is no training data to fit one
@@ -110,6 +112,7 @@ class Decision:
     matched: str = ""  # the string that matched
     candidates: list[dict[str, Any]] = field(default_factory=list)
     tried: list[str] = field(default_factory=list)
+    features: list[tuple[str, list[float]]] = field(default_factory=list, repr=False)  # tf-idf candidates
 
 
 def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gold_cuiless: Sequence[bool],
@@ -197,6 +200,8 @@ class Normalizer:
             for cui, n in zip(self._gaz.cuis, self._gaz.counts):
                 self._prior[cui] += int(n)
         self._spec_cache: dict[int, dict[str, int]] = {}
+        self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
+        self._collect_features = False
         self._find_definitions: Callable[[str], list] | None = None
         self._abbreviations: dict[str, list[str]] | None = None
 
@@ -208,8 +213,8 @@ class Normalizer:
         config = config or NormalizerConfig()
         gazetteer = gazetteer_lexicon(docs, gold) if gold else None
         norm = cls(lexicon, gazetteer, config)
-        if config.use_threshold and config.use_tfidf and gold:
-            norm.threshold_, norm.fit_report_ = _fit_threshold_cv(lexicon, docs, gold, config)
+        if (config.use_threshold or config.use_ranker) and config.use_tfidf and gold:
+            norm.ranker_, norm.threshold_, norm.fit_report_ = _fit_cv(lexicon, docs, gold, config)
         return norm
 
     # ------------------------------------------------------------ normalizing
@@ -404,40 +409,47 @@ class Normalizer:
         cfg = self.config
         flat = [soft_normalize(q) for qs in queries for q in qs]
         owner = [i for i, qs in enumerate(queries) for _ in qs]
-        best: list[dict[str, tuple[float, float, float, str, str]]] = [{} for _ in queries]
+        best: list[dict[str, tuple[float, float, float, str, str, list[float]]]] = [{} for _ in queries]
         w = cfg.fuzz_weight
         scorer = getattr(fuzz, cfg.fuzz_scorer)
+        ranker = self.ranker_ if cfg.use_ranker else None
         for index, source in ((self._gaz, "train"), (self._lex, "lexicon")):
             if index is None:
                 continue
             for q_i, hits in enumerate(index.search(flat, cfg.top_k)):
                 q = flat[q_i]
-                slot = best[owner[q_i]]
+                k = owner[q_i]
+                slot = best[k]
                 for u, cos in hits:
                     name = index.unique_names[u]
                     fz = scorer(q, name) / 100.0
-                    score = (1 - w) * cos + w * fz
                     rows = index.name_rows(u)
                     cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
+                    in_context = bool(context is not None and cui in context[k])
+                    feats = _candidate_features(q, name, cos, fz, self._prior.get(cui, 0), in_context,
+                                                source == "train") if ranker or self._collect_features else []
+                    if ranker is not None:
+                        score = _sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1])
+                    else:
+                        score = (1 - w) * cos + w * fz + (cfg.context_bonus if in_context else 0.0)
                     prev = slot.get(cui)
                     if prev is None or score > prev[0]:
-                        slot[cui] = (score, cos, fz, name, source)
+                        slot[cui] = (score, cos, fz, name, source, feats)
         decisions = []
-        for k, slot in enumerate(best):
+        for slot in best:
             if not slot:
                 decisions.append(Decision(CUI_LESS, "none", 0.0))
                 continue
-            if context is not None and cfg.context_bonus and context[k]:
-                # A note tends to keep talking about the concepts it named plainly elsewhere.
-                slot = {c: ((v[0] + cfg.context_bonus,) + v[1:]) if c in context[k] else v for c, v in slot.items()}
             ranked = sorted(slot.items(), key=lambda kv: (-kv[1][0], -self._prior.get(kv[0], 0), kv[0]))
-            cui, (score, _, _, name, _) = ranked[0]
+            cui, (score, _, _, name, _, _) = ranked[0]
             d = Decision(cui, "tfidf", score, name)
             if cfg.use_threshold and score < self.threshold_:
                 d = Decision(CUI_LESS, "threshold", score, name)
             if trace:
                 d.candidates = [{"cui": c, "name": n, "source": src, "cosine": round(cs, 4), "fuzz": round(f, 4),
-                                 "score": round(s, 4)} for c, (s, cs, f, n, src) in ranked[:cfg.top_k]]
+                                 "score": round(s, 4)} for c, (s, cs, f, n, src, _) in ranked[:cfg.top_k]]
+            if self._collect_features:
+                d.features = [(c, v[5]) for c, v in ranked]
             decisions.append(d)
         return decisions
 
@@ -468,6 +480,8 @@ class Normalizer:
         else:
             (directory / GAZETTEER_FILE).unlink(missing_ok=True)
         meta = {"format_version": FORMAT_VERSION, "config": self.config.to_dict(), "threshold": self.threshold_,
+                "ranker": None if self.ranker_ is None else {"features": list(FEATURES), "coef": self.ranker_[0],
+                                                             "intercept": self.ranker_[1]},
                 "lexicon": ref, "gazetteer": GAZETTEER_FILE if self.gazetteer is not None else None,
                 "fit_report": self.fit_report_}
         tmp = directory / f".{CONFIG_FILE}.tmp"
@@ -494,6 +508,12 @@ class Normalizer:
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
         norm.fit_report_ = meta.get("fit_report", {})
+        ranker = meta.get("ranker")
+        if ranker:
+            if ranker.get("features") != list(FEATURES):
+                raise ShareNerError(f"{meta_path}: the re-ranker uses features {ranker.get('features')}; "
+                                    f"this share-ner computes {list(FEATURES)}")
+            norm.ranker_ = ([float(c) for c in ranker["coef"]], float(ranker["intercept"]))
         return norm
 
 
@@ -519,35 +539,78 @@ def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon |
                         f"{str(ref.get('content_hash'))[:12]}...) is missing or has changed")
 
 
-def _fit_threshold_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
-                      config: NormalizerConfig) -> tuple[float, dict[str, Any]]:
-    """Fit the threshold on tf-idf decisions made for held-out notes by gazetteers of the other folds."""
+FEATURES = ("cosine", "fuzz", "ratio", "partial_ratio", "token_set_ratio", "log_prior", "in_note_context",
+            "from_training", "same_last_word", "length_ratio")
+
+
+def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int, in_context: bool,
+                        from_training: bool) -> list[float]:
+    """The re-ranker's view of one (query, candidate name) pair, in the order of :data:`FEATURES`."""
+    qw, nw = query.split(), name.split()
+    same_last = bool(qw and nw and stem(qw[-1]) == stem(nw[-1]))
+    return [cos, fz, fuzz.ratio(query, name) / 100.0, fuzz.partial_ratio(query, name) / 100.0,
+            fuzz.token_set_ratio(query, name) / 100.0, math.log1p(prior), float(in_context), float(from_training),
+            float(same_last), min(len(query), len(name)) / max(len(query), len(name), 1)]
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x > -50 else 0.0
+
+
+def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
+            config: NormalizerConfig) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
+    """Fit the re-ranker and the CUI-less threshold on step-5 decisions for held-out notes.
+
+    The notes are split into ``config.folds`` folds; each fold is normalized with the gazetteer of the other
+    folds. The re-ranker (logistic regression: is this candidate the gold id?) learns from every candidate; the
+    threshold then maximises accuracy on the re-ranked top candidates.
+    """
     ids = sorted(d for d, ms in gold.items() if ms and d in docs)
     if len(ids) < 2:
-        return config.default_threshold, {"folds": 0, "decisions": 0}
+        return None, config.default_threshold, {"folds": 0, "decisions": 0}
     rng = random.Random(config.seed)
     rng.shuffle(ids)
     k = min(config.folds, len(ids))
-    no_threshold = NormalizerConfig(**{**config.to_dict(), "use_threshold": False})
-    scores: list[float] = []
-    correct: list[bool] = []
-    cuiless: list[bool] = []
+    plain = NormalizerConfig(**{**config.to_dict(), "use_threshold": False, "use_ranker": False})
+    mentions: list[tuple[str, list[tuple[str, list[float]]], float, str]] = []  # gold, candidates, score, cui
     for f in range(k):
         held = set(ids[f::k])
         train_gold = {d: ms for d, ms in gold.items() if d not in held}
-        fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, no_threshold)
+        fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, plain)
+        fold._collect_features = True
         held_ids = sorted(held)
         decided = fold.decide_many([(docs[d], gold[d]) for d in held_ids])
         for d, decisions in zip(held_ids, decided):
             for m, dec in zip(gold[d], decisions):
                 if dec.method == "tfidf":
-                    scores.append(dec.score)
-                    correct.append(dec.cui == m.cui)
-                    cuiless.append(m.cui == CUI_LESS)
-    t = fit_threshold(scores, correct, cuiless, config.default_threshold)
-    kept = sum(ok if s >= t else rej for s, ok, rej in zip(scores, correct, cuiless))
-    return t, {"folds": k, "decisions": len(scores), "correct_at_threshold": kept,
-               "correct_keeping_all": sum(correct)}
+                    mentions.append((m.cui, dec.features, dec.score, dec.cui))
+    report: dict[str, Any] = {"folds": k, "decisions": len(mentions)}
+    ranker = None
+    if config.use_ranker:
+        X = [feats for _, cands, _, _ in mentions for _, feats in cands]
+        y = [int(c == g) for g, cands, _, _ in mentions for c, _ in cands]
+        if 0 < sum(y) < len(y):
+            from sklearn.linear_model import LogisticRegression
+
+            model = LogisticRegression(C=1.0, max_iter=1000).fit(X, y)
+            ranker = ([float(c) for c in model.coef_[0]], float(model.intercept_[0]))
+            report["ranker_candidates"] = len(y)
+    scores: list[float] = []
+    correct: list[bool] = []
+    cuiless: list[bool] = []
+    for g, cands, score, cui in mentions:
+        if ranker is not None and cands:
+            probs = [(_sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1]), c) for c, feats in cands]
+            score, cui = max(probs, key=lambda pc: pc[0])  # ties: the first, as in _tfidf's order
+        scores.append(score)
+        correct.append(cui == g)
+        cuiless.append(g == CUI_LESS)
+    report["correct_keeping_all"] = sum(correct)
+    t = config.default_threshold
+    if config.use_threshold:
+        t = fit_threshold(scores, correct, cuiless, config.default_threshold)
+        report["correct_at_threshold"] = sum(ok if s >= t else rej for s, ok, rej in zip(scores, correct, cuiless))
+    return ranker, t, report
 
 
 def normalize_all(normalizer: Normalizer, docs: Mapping[str, Document], mentions: Mapping[str, list[Mention]],

@@ -219,3 +219,21 @@ def test_coordination_and_suffix_partial_matches():
     assert [(d.cui, d.method) for d in decisions] == [("D001943+D010051", "partial"), ("D009396", "partial")]
     # "skin cancer" is unknown, so the coordination is not resolved part by part: tf-idf decides
     assert norm.decide(doc, [mention_of(doc, "breast, ovarian, or skin cancer")])[0].method == "tfidf"
+
+
+def test_optional_ranker_is_fitted_saved_and_loaded(tmp_path):
+    from share_ner.normalizer import FEATURES
+
+    names = [("heart attack", "C1"), ("hart attack", "C1"), ("heart atack", "C1"), ("headache", "C2"),
+             ("head ache", "C2"), ("hedache", "C2")]
+    docs = {f"d{i}": Document(f"d{i}", n) for i, (n, _) in enumerate(names)}
+    gold = {f"d{i}": [Mention(f"d{i}", ((0, len(n)),), c)] for i, (n, c) in enumerate(names)}
+    norm = Normalizer.fit(None, docs, gold, NormalizerConfig(use_ranker=True, folds=3))
+    assert norm.ranker_ is not None and len(norm.ranker_[0]) == len(FEATURES)
+    assert norm.fit_report_["decisions"] == 6  # every held-out string is new to the other folds
+    norm.save(tmp_path)
+    loaded = Normalizer.load(tmp_path)
+    assert loaded.ranker_ == norm.ranker_
+    doc = Document("x", "heart attak; headake")
+    ms = [mention_of(doc, "heart attak"), mention_of(doc, "headake")]
+    assert [m.cui for m in loaded.normalize(doc, ms)] == ["C1", "C2"]
