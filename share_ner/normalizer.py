@@ -32,8 +32,8 @@ import json
 import math
 import random
 import re
-import warnings
 import shutil
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -126,13 +126,22 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
     if not scores:
         return default
     items = sorted(zip(scores, accepted_correct, gold_cuiless))
-    distinct = sorted(set(s for s, _, _ in items))
-    candidates = [distinct[0]] + [(a + b) / 2 for a, b in zip(distinct, distinct[1:])] + [distinct[-1] + 1e-6]
-    best_t, best_acc = candidates[0], -1
-    for t in candidates:
-        acc = sum((ok if s >= t else rej) for s, ok, rej in items)
+    n = len(items)
+    # keep[j]: decisions j.. kept are right; reject[j]: decisions ..j-1 rejected are right (prefix sums)
+    reject = [0] * (n + 1)
+    for j, (_, _, rej) in enumerate(items):
+        reject[j + 1] = reject[j] + int(rej)
+    keep = [0] * (n + 1)
+    for j in range(n - 1, -1, -1):
+        keep[j] = keep[j + 1] + int(items[j][1])
+    best_t, best_acc = items[0][0], keep[0]  # keep all
+    for j in range(1, n + 1):
+        if j < n and items[j][0] == items[j - 1][0]:
+            continue  # a threshold cannot split equal scores
+        acc = reject[j] + keep[j]
         if acc > best_acc:
-            best_t, best_acc = t, acc
+            best_acc = acc
+            best_t = (items[j - 1][0] + items[j][0]) / 2 if j < n else items[-1][0] + 1e-6
     return float(best_t)
 
 
