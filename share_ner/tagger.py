@@ -348,9 +348,26 @@ def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list
         tags = tagger.tag(pycrfsuite.ItemSequence(feats))
         found = decode(sentence, tags, scheme=scheme)
         if expand and found:
+            found = drop_lone_fragments(sentence, tags, found, resources)
             found = expand_coordinations(sentence, found, resources)
         mentions.extend(found)
     return mentions
+
+
+def drop_lone_fragments(sentence: Sentence, tags: Sequence[str], mentions: list[Mention],
+                        resources: TaggerResources) -> list[Mention]:
+    """Drop a mention made of one D fragment alone (its partner was never tagged) unless it is a known term."""
+    index_of_start = {t.start: i for i, t in enumerate(sentence.tokens)}
+    index_of_end = {t.end: i for i, t in enumerate(sentence.tokens)}
+    out = []
+    for m in mentions:
+        if not m.is_discontiguous:
+            i, j = index_of_start.get(m.start), index_of_end.get(m.end)
+            if i is not None and j is not None and all(tags[k] in ("DB", "DI") for k in range(i, j + 1)):
+                if not resources.term_matcher.lookup(" ".join(t.text for t in sentence.tokens[i:j + 1])):
+                    continue
+        out.append(m)
+    return out
 
 
 def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources: TaggerResources) -> list[Mention]:

@@ -206,3 +206,19 @@ def test_expand_coordination_keeps_a_conjunct_that_is_a_term() -> None:
     text = "asthma or heart failure"
     got = _expand(text, [(0, 6), (10, 23)], ["asthma failure", "asthma"])
     assert got == [("asthma",), ("asthma", "failure"), ("heart failure",)]
+
+
+def test_lone_fragment_is_dropped_unless_a_known_term() -> None:
+    from share_ner.document import Sentence, Token
+    from share_ner.tagger import drop_lone_fragments, make_resources
+
+    words = ["chronic", "active", "hepatitis", "and", "asthma"]
+    tokens, pos = [], 0
+    for w in words:
+        tokens.append(Token(w, pos, pos + len(w)))
+        pos += len(w) + 1
+    sentence = Sentence("d", tuple(tokens))
+    tags = ["DB", "DI", "O", "O", "DB"]
+    found = [Mention("d", ((0, 14),)), Mention("d", ((37, 43),))]  # "chronic active", "asthma": lone D groups
+    kept = drop_lone_fragments(sentence, tags, found, make_resources([("asthma", "train")], None))
+    assert kept == [Mention("d", ((37, 43),))]
