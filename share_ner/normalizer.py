@@ -149,6 +149,27 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
 _COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)
 
 
+def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str, str]:
+    """Short forms the mentions themselves define: mention A directly followed by "(B)" where B is a mention
+    ("myotonic dystrophy (DM)"), which catches definitions whose letters do not line up for the detector."""
+    starts = {m.spans[0]: m for m in mentions if len(m.spans) == 1}
+    out: dict[str, str] = {}
+    for m in mentions:
+        after = doc.text[m.end:m.end + 16]
+        match = _PAREN.match(after)
+        if match is None:
+            continue
+        s = m.end + match.start(1)
+        b = starts.get((s, m.end + match.end(1)))
+        if b is not None and b is not m:
+            short = doc.text[b.start:b.end].strip()
+            out.setdefault(short, " ".join(mention_string(doc, m).split()))
+    return out
+
+
+_PAREN = re.compile(r"\s*\(\s*([^()\s][^()]{0,11}?)\s*\)")
+
+
 def _may_be_defined(mention: str, text: str) -> bool:
     """Cheap test before running the abbreviation detector on a note: does a short, capitalised word of the
     mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")?"""
@@ -202,7 +223,7 @@ class Normalizer:
         self.threshold_ = self.config.default_threshold if threshold is None else float(threshold)
         self.fit_report_: dict[str, Any] = {}
         self._lex: LexiconIndex | None = compile_index(lexicon) if lexicon is not None and len(lexicon) else None
-        self._gaz: LexiconIndex | None = compile_index(gazetteer, use_cache=False) \
+        self._gaz: LexiconIndex | None = compile_index(gazetteer, use_cache=gazetteer.path is not None) \
             if gazetteer is not None and len(gazetteer) else None
         self._prior: Counter[str] = Counter()
         if self._gaz is not None:
@@ -256,6 +277,7 @@ class Normalizer:
         pending: list[tuple[int, int, list[str], list[str]]] = []  # (note, position, queries, tried)
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
+            paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
             for i, m in enumerate(mentions):
                 text = mention_string(doc, m) if m.end <= len(doc.text) else ""
                 if not text.strip():
@@ -266,7 +288,7 @@ class Normalizer:
                 if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, doc.text):
                     # A short form defined in this note means what the note says, whatever it meant in training.
                     if definitions is None:
-                        definitions = self._definitions(doc)
+                        definitions = {**paired, **self._definitions(doc)}
                     long_form = definitions.get(text.strip())
                     if long_form:
                         d = self._exact_steps(long_form, tried)
@@ -277,7 +299,7 @@ class Normalizer:
                 expansions: list[str] = []
                 if d is None and cfg.use_abbreviations:
                     if definitions is None and _may_be_defined(text, doc.text):
-                        definitions = self._definitions(doc)
+                        definitions = {**paired, **self._definitions(doc)}
                     expansions = self._expansions(text, definitions or {})
                     for exp in expansions:
                         d = self._exact_steps(exp, tried)

@@ -237,3 +237,14 @@ def test_optional_ranker_is_fitted_saved_and_loaded(tmp_path):
     doc = Document("x", "heart attak; headake")
     ms = [mention_of(doc, "heart attak"), mention_of(doc, "headake")]
     assert [m.cui for m in loaded.normalize(doc, ms)] == ["C1", "C2"]
+
+
+def test_short_forms_defined_by_the_mentions_themselves(lexicon):
+    # "DM" does not line up letter by letter with "myotonic dystrophy" as an acronym, but the mentions pair up.
+    lex = Lexicon.from_entries(ENTRIES + [LexiconEntry("C0027126", "Myotonic dystrophy")], "fixture2")
+    norm = Normalizer(lex)
+    doc = Document("d", "Myotonic dystrophy (DM) is inherited. Congenital DM is severe. DM.")
+    ms = [mention_of(doc, "Myotonic dystrophy"), mention_of(doc, "DM"), mention_of(doc, "DM", 2)]
+    decisions = norm.decide(doc, ms)
+    assert [d.cui for d in decisions] == ["C0027126", "C0027126", "C0027126"]
+    assert decisions[2].method == "abbreviation"
