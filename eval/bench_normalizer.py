@@ -38,7 +38,7 @@ from share_ner.notes import read_notes
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 STEP_LABELS = {"gazetteer": "gazetteer only", "normalized": "+ normalized exact", "abbreviation": "+ abbreviations",
-               "partial": "+ partial (suffix) match",
+               "partial": "+ partial match (coordination, suffix)",
                "tfidf": "+ tf-idf candidates", "threshold": "+ CUI-less threshold (full, default settings)"}
 # scispaCy 0.6.2 candidate generator + linker scoring (char 3-gram tf-idf, threshold 0.7) on the same gold spans
 # and lexicons, as given in the task statement (not re-measured here).
