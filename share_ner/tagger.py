@@ -12,6 +12,12 @@ source with semantic type ``"train"``) is jackknifed: the feature of a note in
 fold *k* comes from the mentions of the other folds, so the CRF learns how much
 a hit is worth on text it has not seen instead of learning that every hit is a
 mention.
+
+Coordination ellipsis ("renal or liver impairment") is where most discontiguous
+mentions come from: :func:`coordination_features` marks conjuncts whose
+distributed reading is a known term, and after tagging
+:func:`expand_coordinations` completes such mentions the CRF found only in part
+(:func:`drop_lone_fragments` removes a D fragment left without its partner).
 """
 
 from __future__ import annotations
@@ -33,24 +39,18 @@ import pycrfsuite
 
 from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention, Sentence
+from share_ner.encoding import decode, encode_report
 from share_ner.errors import ShareNerError
-from share_ner.model import FILES, read_model_info, write_config, write_terms
+from share_ner.features import FeatureResources, TermMatcher, document_features
+from share_ner.features.clusters import save_clusters
+from share_ner.features.matcher import term_keys
+from share_ner.model import FILES, write_config, write_terms
+from share_ner.text import split_sentences
 
 log = logging.getLogger(__name__)
 
 TRAIN_SEMTYPE = "train"
 LEXICON_SEMTYPE = "lexicon"
-
-
-# --------------------------------------------------------------------------------------------
-# Dependencies from H-text / H-feat / H-lex / H-eval.
-# --------------------------------------------------------------------------------------------
-
-from share_ner.text import split_sentences  # noqa: E402
-from share_ner.encoding import decode, encode_report  # noqa: E402
-from share_ner.features import FeatureResources, TermMatcher, document_features  # noqa: E402
-from share_ner.features.clusters import save_clusters  # noqa: E402
-from share_ner.features.matcher import term_keys  # noqa: E402
 
 
 # --------------------------------------------------------------------------------------------
