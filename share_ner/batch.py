@@ -462,6 +462,7 @@ class _Runner:
         self.summary = RunSummary(jobs=options.jobs)
         self.stop = threading.Event()
         self.selected = 0  # records counted against --limit
+        self.error: ShareNerError | None = None  # a read error that stopped the input stream
         self.bytes_before = 0  # size of the CSV inputs already read
         self.total_bytes = 0  # size of all CSV inputs when they are the only inputs
 
@@ -643,7 +644,7 @@ class _Runner:
             pending.append(batch)
             yield docs
 
-        for item in self.items():
+        for item in self._guarded(self.items()):
             batch.append(item)
             if item.doc is not None:
                 docs.append(item.doc)
@@ -655,6 +656,14 @@ class _Runner:
                 batch, docs, chars = [], [], 0
         if batch:
             yield from release()
+
+    def _guarded(self, items: Iterator[_Item]) -> Iterator[_Item]:
+        # An error raised while reading ends the input stream here; the main thread re-raises it after the
+        # work already read is done (raised inside the pool's feeder thread, it would reach a worker instead).
+        try:
+            yield from items
+        except ShareNerError as exc:
+            self.error = exc
 
     def handle(self, batch: list[_Item], results: list[NoteResult], bar: Any) -> None:
         it = iter(results)
@@ -730,6 +739,8 @@ class _Runner:
         try:
             for batch, results in self.results(pending):
                 self.handle(batch, results, bar)
+            if self.error is not None:
+                raise self.error
         except BaseException:
             self.stop.set()
             self.summary.interrupted = True

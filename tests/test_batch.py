@@ -250,6 +250,19 @@ def test_setup_errors(tmp_path: Path, noteevents: Path) -> None:
         run_batch([noteevents], regex_factory, opts(tmp_path / "o3", shard_size=7))
 
 
+def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    import share_ner.batch as batch
+
+    def walk(path: Path):
+        yield notes_dir / "a.txt"
+        raise InputError(notes_dir / "ward", "cannot list directory: Permission denied")
+
+    monkeypatch.setattr(batch, "iter_note_files", walk)
+    with pytest.raises(InputError, match="ward: cannot list directory: Permission denied"):
+        run_batch([notes_dir], regex_factory, opts(tmp_path / "out", jobs=2))
+    assert (tmp_path / "out/a.pipe.txt").exists()
+
+
 HELPER = """
 import re, sys, time
 from pathlib import Path
