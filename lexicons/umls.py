@@ -125,6 +125,8 @@ def iter_rrf_lines(parts: list[Path]) -> Iterator[tuple[Path, int, str]]:
 
 
 def _split(line: str, n: int, path: Path, lineno: int, what: str) -> list[str]:
+    if line.endswith("\r"):  # a release copied through Windows tools
+        line = line[:-1]
     fields = line.split("|")
     # A well-formed line ends with "|", so split gives n fields plus an empty tail.
     if len(fields) != n + 1 or fields[-1] != "":

@@ -71,7 +71,7 @@ def test_umls_split_and_gzip_files(tmp_path):
 
     gz = tmp_path / "gz"
     gz.mkdir()
-    (gz / "MRCONSO.RRF.gz").write_bytes(gzip.compress(data))
+    (gz / "MRCONSO.RRF.gz").write_bytes(gzip.compress(data.replace(b"\n", b"\r\n")))  # CRLF too
     (gz / "MRSTY.RRF.gz").write_bytes(gzip.compress((META / "MRSTY.RRF").read_bytes()))
     build_umls_lexicon(gz, tmp_path / "b.tsv")
     assert rows(tmp_path / "b.tsv") == DEFAULT_ROWS
@@ -217,6 +217,12 @@ def test_cli_lexicon_errors(tmp_path, capsys):
     assert len(err) == 1 and "no MRCONSO.RRF" in err[0]
     assert main(["lexicon", "build", "--gold", str(tmp_path), "--out", str(tmp_path / "x.tsv")]) == 2
     assert "--gold needs --text" in capsys.readouterr().err
+    shutil.copy(META / "MRSTY.RRF", tmp_path / "MRSTY.RRF")
+    (tmp_path / "MRCONSO.RRF").write_text((META / "MRCONSO.RRF").read_text(encoding="utf-8") + "C0000001|ENG|P|\n",
+                                          encoding="utf-8")
+    assert main(["lexicon", "build", "--umls", str(tmp_path), "--out", str(tmp_path / "x.tsv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{tmp_path / 'MRCONSO.RRF'}:13: malformed MRCONSO line" in err[0]
 
 
 def test_empty_build_is_an_error(tmp_path):
