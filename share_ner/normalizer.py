@@ -107,7 +107,7 @@ class Decision:
     """How one mention got its label."""
 
     cui: str
-    method: str  # gazetteer, normalized, abbreviation, tfidf, threshold, none, empty
+    method: str  # gazetteer, normalized, abbreviation, partial, tfidf, threshold, none (no candidate), empty
     score: float = 1.0
     matched: str = ""  # the string that matched
     candidates: list[dict[str, Any]] = field(default_factory=list)
@@ -229,11 +229,15 @@ class Normalizer:
         if self._gaz is not None:
             for cui, n in zip(self._gaz.cuis, self._gaz.counts):
                 self._prior[cui] += int(n)
-        self._spec_cache: dict[int, dict[str, int]] = {}
+        self._spec_cache: dict[str, dict[str, int]] = {}  # by index content hash
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self._collect_features = False
         self._find_definitions: Callable[[str], list] | None = None
         self._abbreviations: dict[str, list[str]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The abbreviation detector is rebuilt on first use in the receiving process.
+        return {**self.__dict__, "_find_definitions": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -392,13 +396,13 @@ class Normalizer:
 
     def _specificity(self, index: LexiconIndex) -> dict[str, int]:
         """How many preferred names each CUI has in ``index`` (computed once per index)."""
-        spec = self._spec_cache.get(id(index))
+        spec = self._spec_cache.get(index.content_hash)
         if spec is None:
             spec = {}
             for cui, pref in zip(index.cuis, index.preferred):
                 if pref:
                     spec[cui] = spec.get(cui, 0) + 1
-            self._spec_cache[id(index)] = spec
+            self._spec_cache[index.content_hash] = spec
         return spec
 
     def _definitions(self, doc: Document) -> dict[str, str]:

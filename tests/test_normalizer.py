@@ -254,3 +254,14 @@ def test_short_forms_defined_by_the_mentions_themselves(lexicon):
     decisions = norm.decide(doc, ms)
     assert [d.cui for d in decisions] == ["C0027126", "C0027126", "C0027126"]
     assert decisions[2].method == "abbreviation"
+
+
+def test_normalizer_pickles(lexicon):
+    import pickle
+
+    norm = Normalizer(lexicon)
+    doc = Document("d", "History of myocardial infarction (MI). Second MI. hypertenson.")
+    ms = [mention_of(doc, "MI", 1), mention_of(doc, "hypertenson")]
+    before = norm.normalize(doc, ms)
+    assert pickle.loads(pickle.dumps(norm)).normalize(doc, ms) == before == [
+        ms[0].with_cui("C0027051"), ms[1].with_cui("C0020538")]
