@@ -61,6 +61,8 @@ def get_tokenizer() -> Any:
 
 
 _WS = re.compile(r"\s")
+_LONG_RUN = re.compile(r"\S{300,}")
+_SIMPLE_TOKEN = re.compile(r"\w+|[^\w\s]")
 _NONWS = re.compile(r"\S+")
 # Words after a hyphen that start a new unit: "tumor-associated", "PWS-like".
 _HYPHEN_SUFFIXES = (
@@ -122,11 +124,22 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
             pos = e
         parts.append(text[pos:])
         masked = "".join(parts)
-    doc = get_tokenizer()(masked)
+    # spaCy's affix loop is quadratic in a token's length: a run of thousands of
+    # non-space characters ("[**[**[**...", a pasted blob) would take minutes. Such
+    # runs are blanked for spaCy and cut by a simple regex instead.
+    long_runs = [(m.start(), m.end()) for m in _LONG_RUN.finditer(masked)]
+    if long_runs:
+        chars = list(masked)
+        for a, b in long_runs:
+            chars[a:b] = " " * (b - a)
+        for_spacy = "".join(chars)
+    else:
+        for_spacy = masked
+    doc = get_tokenizer()(for_spacy)
     # Reading offsets as one array is much faster than iterating spaCy tokens.
     rows = doc.to_array(_ATTRS).tolist()
     # If non-space tokens hold exactly the text's non-whitespace characters, none contains whitespace.
-    check_ws = sum(r[1] for r in rows if not r[2]) != sum(map(len, masked.split()))
+    check_ws = sum(r[1] for r in rows if not r[2]) != sum(map(len, for_spacy.split()))
     # Every separator is one character; the regex runs once over the note.
     cuts = [m.start() for m in _EXTRA_SPLIT.finditer(masked)] if extra_splits else []
     ncuts = len(cuts)
@@ -155,6 +168,10 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
             append(Token(".", s + 1, e))
         else:
             append(Token(text[s:e], s, e))
+    if long_runs:
+        for a, b in long_runs:
+            tokens.extend(Token(text[m.start() : m.end()], m.start(), m.end()) for m in _SIMPLE_TOKEN.finditer(masked, a, b))
+        tokens.sort(key=lambda t: t.start)
     if placeholders:
         tokens = _fix_placeholders(text, tokens, placeholders)
     return tokens

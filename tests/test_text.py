@@ -114,3 +114,15 @@ def test_discharge_summary_layout():
     assert "He was seen at [**Hospital1 18**] ED ." in hpi
     assert "# CHF exacerbation : diuresed ." in hpi
     assert by_text["T 98.6 BP 100/60"] == "vs"
+
+
+def test_very_long_runs_are_cut_simply_with_exact_offsets():
+    # spaCy's affix loop is quadratic on such runs; share-ner cuts them with a simple regex
+    run = "[**" * 200 + "abc[**Hospital 1**]def" + "=" * 400
+    text = f"pain {run} fever"
+    toks = tokenize(text)
+    assert toks[0].text == "pain" and toks[-1].text == "fever"
+    assert "[**Hospital 1**]" in [t.text for t in toks]
+    for t in toks:
+        assert text[t.start : t.end] == t.text
+    assert [t.start for t in toks] == sorted(t.start for t in toks)
