@@ -32,8 +32,8 @@ from share_ner.document import Document, Sentence, Token
 
 __all__ = ["PLACEHOLDER_RE", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
 
-# [**...**] placeholders of MIMIC-III: on one line, at most 200 characters inside.
-PLACEHOLDER_RE = re.compile(r"\[\*\*(?:(?!\*\*\])[^\r\n]){0,200}?\*\*\]")
+# [**...**] placeholders of MIMIC-III: on one line, no "[**" inside, at most 200 characters.
+PLACEHOLDER_RE = re.compile(r"\[\*\*(?:(?!\*\*\]|\[\*\*)[^\r\n]){0,200}?\*\*\]")
 
 _tokenizer: Any = None
 _ATTRS: list[int] = []  # spaCy's IDX, LENGTH, IS_SPACE attribute ids, set with the tokenizer
