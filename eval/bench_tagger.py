@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -296,13 +297,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         train = load_split(corpus, "train")
         test = load_split(corpus, "test")
         for name in names:
-            if name == "dictionary":
-                row = dictionary_row(train, test)
-            else:
-                desc, config, opts = variants[name]
-                row = train_and_score(name, desc, config, opts, corpus, "train", test, workdir)
-                if name == "full":
-                    speed[corpus] = tagging_speed(workdir / f"{corpus}-full", test[0])
+            try:
+                if name == "dictionary":
+                    row = dictionary_row(train, test)
+                else:
+                    desc, config, opts = variants[name]
+                    row = train_and_score(name, desc, config, opts, corpus, "train", test, workdir)
+                    if name == "full":
+                        speed[corpus] = tagging_speed(workdir / f"{corpus}-full", test[0])
+            except (Exception, SystemExit) as exc:  # one failed row must not lose the others
+                print(f"[{corpus}] {name}: FAILED: {exc}", file=sys.stderr, flush=True)
+                continue
+            finally:
+                shutil.rmtree(workdir / f"{corpus}-{name}", ignore_errors=True)
             stored.setdefault(corpus, {})[name] = row.__dict__
             stored["_speed"] = speed
             args.results_json.parent.mkdir(parents=True, exist_ok=True)
@@ -310,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             s, x = row.scores["strict"], row.scores["relaxed"]
             print(f"[{corpus}] {name}: strict F1 {s['f1']:.3f} relaxed F1 {x['f1']:.3f} disc R {fmt(row.disc_recall)}",
                   file=sys.stderr, flush=True)
+    shutil.rmtree(workdir, ignore_errors=True)
     write_report(stored, args.out, iterations, ablation_iterations)
     print(args.out.read_text(encoding="utf-8"))
     return 0
