@@ -31,9 +31,10 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.lexicons.lexicon import Lexicon, atomic_write_bytes, cache_dir
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
+_POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
     (re.compile(r"ae(?=[a-z])"), "e"),  # haemorrhage, anaemia
     (re.compile(r"(?<=[a-z])oe(?=[a-z])|\boe(?=[a-z])"), "e"),  # oedema, diarrhoea, oesophagus
@@ -52,7 +53,7 @@ def soft_normalize(text: str) -> str:
     """Lower case, no accents, folded British spellings, punctuation as spaces."""
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c)).lower()
-    text = _NON_ALNUM.sub(" ", text)
+    text = _NON_ALNUM.sub(" ", _POSSESSIVE.sub("", text))
     for pattern, repl in _SPELLING:
         text = pattern.sub(repl, text)
     return " ".join(text.split())
