@@ -276,3 +276,17 @@ def test_round_trip(text, phrases):
     assert res.dropped == [] and res.inexact == []
     assert decode(sent, res.tags) == gold
     validate(res.tags)
+
+
+def test_four_head_less_fragments_pair_up():
+    text = "left atrium is dilated and right ventricle is hypertrophied"
+    sent = sentence_of(text)
+    gold = [m(text, "left atrium", "dilated"), m(text, "right ventricle", "hypertrophied")]
+    res = encode_report(sent, gold)
+    assert res.tags == ["DB", "DI", "O", "DB", "O", "DB", "DI", "O", "DB"]
+    assert res.dropped == []
+    assert decode(sent, res.tags) == sorted(gold)
+    # three fragments stay one mention
+    assert decode(sent, ["DB", "DI", "O", "DB", "O", "DB", "O", "O", "O"]) == [
+        m(text, "left atrium", "dilated", "right")
+    ]
