@@ -280,8 +280,11 @@ def split_sentences(doc: Document) -> list[Sentence]:
         if prev is not None:
             boundary = False
             if header_end >= 0 and tok.start >= header_end:
-                boundary = True  # the header sentence ends at its colon
-                header_end = -1
+                if ttext == "," and "\n" not in text[prev.end : tok.start]:
+                    header_end = tok.end  # mtsamples' "PLAN:," keeps its comma
+                else:
+                    boundary = True  # the header sentence ends at its colon
+                    header_end = -1
             elif tok.start in header_at:
                 boundary = True
             else:
