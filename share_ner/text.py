@@ -2,22 +2,25 @@
 
 Tokenization is scispacy's rule tokenizer (``combined_rule_tokenizer`` on
 ``spacy.blank("en")``; it keeps ``h/o``, ``IL-6`` and ``3/12/2020`` whole),
-built once per process and shared. On top of it:
+built once per process on first use and shared. On top of it:
 
 * MIMIC-III de-identification placeholders (``[**Hospital1 18**]``) are masked
   before tokenizing, so each is exactly one token with its true offsets and
   never ends a sentence;
-* tokens never contain whitespace (spaCy's whitespace tokens are dropped);
+* no token contains whitespace (spaCy's whitespace tokens are dropped), except
+  a placeholder such as ``[**Last Name (NamePattern1) 123**]``;
 * a few extra splits where gold mention boundaries often fall inside a
-  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``eval/bench_ceiling.py``).
+  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``eval/bench_ceiling.py``);
+* runs of 300+ non-space characters are cut by a simple regex, because
+  spaCy's affix loop is quadratic in a token's length.
 
 Sentence boundaries come from line structure as much as from punctuation: a
-line break ends a sentence unless the next line visibly continues it (starts
-lower-case after a line without final punctuation); section headers
-(``HISTORY OF PRESENT ILLNESS:``, ``Past Medical History:``) are sentences of
-their own and set :attr:`Sentence.section` for what follows; numbered-list
-items and bullets start a new sentence; ``.``/``?``/``!`` end one when the next
-token starts upper-case, with a digit, or with a bullet.
+line break ends a sentence unless the line looks hard-wrapped (the next line
+starts lower-case after a line of 50+ characters with no final punctuation);
+section headers (``HISTORY OF PRESENT ILLNESS:``, ``Past Medical History:``)
+are sentences of their own and set :attr:`Sentence.section` for what follows;
+numbered-list items and bullets start a new sentence; ``.``/``?``/``!`` end one
+when the next token starts upper-case, with a digit, a bullet or a bracket.
 """
 
 from __future__ import annotations
@@ -214,7 +217,6 @@ _LIST_NUMBER = re.compile(r"^(?:\d{1,2}|[a-zA-Z])$")
 _BULLETS = frozenset("- * • · ‣ ◦ ▪ o #".split())
 _FINAL = frozenset(".?!")
 WRAP_WIDTH = 50  # a line shorter than this ends its sentence: it was not wrapped by width
-_ABBREV_SINGLE = re.compile(r"^[A-Za-z]$")
 
 
 def normalize_section(header: str) -> str:
