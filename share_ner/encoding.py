@@ -25,8 +25,8 @@ Decoding (pairing rules, see docs/encoding.md):
    "and/or") form a coordination chain. A chain whose first fragment touches
    an H fragment on its left and/or whose last fragment touches one on its
    right joins every fragment to the touching head(s): "liver or lung
-   disease", "hepatitis B or C", and both heads in "chronic HBV / HIV
-   infection". Otherwise each fragment takes the nearest H fragment (token
+   disease", "fracture of the wrist or ankle", and both heads in "chronic
+   kidney / liver disease". Otherwise each fragment takes the nearest H fragment (token
    distance; a tie goes to the H on the right). An H fragment no D fragment
    chose is a mention by itself.
 4. Without H fragments, D fragments are grouped in text order, a group
@@ -253,7 +253,7 @@ def _decode_indices(tags: Sequence[str], scheme: Scheme) -> list[tuple[int, ...]
         head_at_end = {b: k for k, (_, b) in enumerate(heads)}
         for chain in _chains(frags):
             # A chain of coordinated fragments touching heads belongs to them: "liver or lung
-            # disease", "hepatitis B or C", and both heads in "chronic HBV / HIV infection".
+            # disease", "fracture of the wrist or ankle", both heads in "chronic kidney / liver disease".
             touching = [
                 k
                 for k in (head_at_end.get(chain[0][0] - 1), head_at_start.get(chain[-1][1] + 1))

@@ -67,7 +67,7 @@ _WS = re.compile(r"\s")
 _LONG_RUN = re.compile(r"\S{300,}")
 _SIMPLE_TOKEN = re.compile(r"\w+|[^\w\s]")
 _NONWS = re.compile(r"\S+")
-# Words after a hyphen that start a new unit: "tumor-associated", "PWS-like".
+# Words after a hyphen that start a new unit: "tumor-associated", "flu-like".
 _HYPHEN_SUFFIXES = (
     "associated|related|like|induced|inducing|mediated|dependent|independent|specific|derived|causing|"
     "prone|affected|endemic|susceptibility|suppressor|positive|negative|free|resistant|sensitive|"
@@ -79,11 +79,11 @@ _HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo")
 # Extra separators inside scispacy tokens, each becoming a token of its own,
 # where gold mention boundaries fall inside scispacy's tokens on chia, NCBI
 # disease and BC5CDR train (measured by eval/bench_ceiling.py):
-# commas glued to words (mtsamples' "allergies.,OBJECTIVE:,Vitals"; not 1,000),
+# commas glued to words (mtsamples-style "fever.,EXAM:,Neck"; not 1,000),
 # a dot or colon before such a comma, an opening parenthesis glued to a word
-# ("hepatitis(B"), "/" between two words ("SCA3/MJD", "fibrillation/flutter";
+# ("arthritis(knee"), "/" between two words ("MI/CHF", "fibrillation/flutter";
 # not "h/o", "w/o", dates, "BRCA1/2"), and "-" before a modifier word or an
-# upper-case abbreviation ("seizure-induced", "GC-HT") or after a prefix
+# upper-case abbreviation ("seizure-induced", "drug-AKI") or after a prefix
 # ("non-smoker"). "IL-6", "HIV-1", "23-year-old" stay whole.
 _EXTRA_SPLIT = re.compile(
     # Each alternative starts with its separator so the regex engine can skip
@@ -166,7 +166,7 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
             _cut(text, s, e, cuts[j:k], tokens)
             j = k
         elif n == 2 and text[s + 1] == "." and text[s].isupper() and text[e : e + 1] in ("", "\n", "\r"):
-            # "hepatitis B or C." at a line end: the dot ends the sentence, it is no initial.
+            # "hemophilia A or B." at a line end: the dot ends the sentence, it is no initial.
             append(Token(text[s], s, s + 1))
             append(Token(".", s + 1, e))
         else:

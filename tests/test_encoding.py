@@ -67,20 +67,20 @@ def test_contiguous_table5():
 
 def test_multi_token_head_and_contiguous_sharer():
     # Chia's pattern: "X or Y disorders" = X … disorders + Y disorders (contiguous).
-    text = "renal or hepatic functional abnormality"
+    text = "cardiac or pulmonary structural abnormality"
     sent = sentence_of(text)
-    gold = [m(text, "renal", "functional abnormality"), m(text, "hepatic functional abnormality")]
+    gold = [m(text, "cardiac", "structural abnormality"), m(text, "pulmonary structural abnormality")]
     tags = encode(sent, gold)
     assert tags == ["DB", "O", "DB", "HB", "HI"]
     assert decode(sent, tags) == sorted(gold)
 
 
 def test_head_before_fragments():
-    text = "hepatitis B or C"
+    text = "fracture of the wrist or ankle"
     sent = sentence_of(text)
-    gold = [m(text, "hepatitis B"), m(text, "hepatitis", "C")]
+    gold = [m(text, "fracture of the wrist"), m(text, "fracture of the", "ankle")]
     tags = encode(sent, gold)
-    assert tags == ["HB", "DB", "O", "DB"]
+    assert tags == ["HB", "HI", "HI", "DB", "O", "DB"]
     assert decode(sent, tags) == sorted(gold)
 
 
@@ -110,13 +110,13 @@ def test_overlap_that_cannot_be_held_is_reported():
 
 
 def test_boundary_inside_token_is_inexact():
-    text = "Hailey Hailey diseases"
+    text = "Behcet diseases"
     sent = sentence_of(text)
-    gold = Mention("d1", ((0, 21),))  # ends inside "diseases"
+    gold = Mention("d1", ((0, 14),))  # ends inside "diseases"
     res = encode_report(sent, [gold])
     assert res.inexact == [gold]
-    assert res.tags == ["B", "I", "I"]
-    assert decode(sent, res.tags) == [Mention("d1", ((0, 22),))]
+    assert res.tags == ["B", "I"]
+    assert decode(sent, res.tags) == [Mention("d1", ((0, 15),))]
 
 
 def test_bio_scheme_flattens_to_hull():
@@ -170,13 +170,13 @@ def test_mention_outside_note_is_a_clear_error():
 
 
 def test_ceiling_counts_hand_built_corpus():
-    text = "The aortic root and ascending aorta are moderately dilated.\nHailey Hailey diseases.\nNo pain."
+    text = "The aortic root and ascending aorta are moderately dilated.\nBehcet diseases.\nNo pain."
     docs = {"a": Document("a", text)}
     gold = {
         "a": [
             m(AORTA, "aortic root", "dilated", doc_id="a"),
             m(AORTA, "ascending aorta", "dilated", doc_id="a"),
-            Mention("a", ((60, 81),)),  # "Hailey Hailey disease" inside "diseases": lost
+            Mention("a", ((60, 74),)),  # "Behcet disease" inside "diseases": lost
             m(text, "pain", doc_id="a"),
         ]
     }
@@ -188,9 +188,9 @@ def test_ceiling_counts_hand_built_corpus():
 
 
 def test_chain_touching_heads_on_both_sides_takes_both():
-    text = "Chronic HBV / HIV infection"
+    text = "chronic kidney / liver disease"
     sent = sentence_of(text)
-    gold = [m(text, "Chronic HBV", "infection"), m(text, "Chronic", "HIV infection")]
+    gold = [m(text, "chronic kidney", "disease"), m(text, "chronic", "liver disease")]
     tags = encode(sent, gold)
     assert tags == ["HB", "DB", "O", "DB", "HB"]
     assert decode(sent, tags) == sorted(gold)
@@ -265,7 +265,7 @@ def test_decode_rejects_wrong_length_and_unknown_tags():
         ("The aortic root and ascending aorta are moderately dilated.",
          [("aortic root", "dilated"), ("ascending aorta", "dilated")]),
         ("Drug or alcohol abuse and chronic pain.", [("Drug", "abuse"), ("alcohol abuse",), ("chronic pain",)]),
-        ("infection of the teeth or jawbone", [("infection of the teeth",), ("infection of the", "jawbone")]),
+        ("ulcer of the foot or heel", [("ulcer of the foot",), ("ulcer of the", "heel")]),
         ("pain in left arm and left leg", [("pain",), ("left arm",), ("left leg",)]),
     ],
 )

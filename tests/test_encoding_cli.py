@@ -6,13 +6,13 @@ import json
 
 from share_ner.cli import main
 
-TEXT = "The aortic root and ascending aorta are moderately dilated.\nHailey Hailey diseases.\nNo pain.\n"
-# aortic root … dilated, ascending aorta … dilated, "Hailey Hailey disease" (ends inside a token), pain
+TEXT = "The aortic root and ascending aorta are moderately dilated.\nBehcet diseases.\nNo pain.\n"
+# aortic root … dilated, ascending aorta … dilated, "Behcet disease" (ends inside a token), pain
 GOLD = (
     "a.txt||Disease_Disorder||CUI-less||4||15||51||58\n"
     "a.txt||Disease_Disorder||CUI-less||20||35||51||58\n"
-    "a.txt||Disease_Disorder||CUI-less||60||81\n"
-    "a.txt||Disease_Disorder||CUI-less||87||91\n"
+    "a.txt||Disease_Disorder||CUI-less||60||74\n"
+    "a.txt||Disease_Disorder||CUI-less||80||84\n"
 )
 
 

@@ -14,7 +14,7 @@ PIECES = st.sampled_from(
         "pain", "CHF", "h/o", "IL-6", "3/12/2020", "non-smoker", "a,b", "(", ")", ".", ",", ":", "-", "/",
         "HISTORY OF PRESENT ILLNESS:", "Past Medical History:", "1.", "2)", "- ", "Dr.", "[**Hospital1 18**]",
         "[**Last Name (NamePattern1) 123**]", "[**", "**]", " ", "  ", "\t", "\n", "\r\n", "\n\n", "\u00a0",
-        "é", "Crohn's", "seizure-induced", "hepatitis(B", "allergies.,PLAN:,1.", "=" * 310, "[**" * 101,
+        "é", "Crohn's", "seizure-induced", "arthritis(knee", "fever.,PLAN:,1.", "=" * 310, "[**" * 101,
     ]
 )
 
