@@ -210,13 +210,18 @@ _FUNCTION_WORDS = frozenset("of and or the in on for to with at by a an & / -".s
 # A header: up to 7 words at a line or clause start before a colon; a colon
 # followed by a number is a field ("BP: 120/80", "10:30"), not a header.
 _HEADER_RE = re.compile(
-    r"(?:(?<=^)|(?<=[\n,.;]))[ \t]*(?P<h>[A-Za-z][A-Za-z0-9/&'()\-]*(?:[ \t]+[A-Za-z0-9/&'()\-]+){0,6})[ \t]*:(?![ \t]*[0-9])",
+    r"(?:(?<=^)|(?<=[\r\n,.;]))[ \t]*(?P<h>[A-Za-z][A-Za-z0-9/&'()\-]*(?:[ \t]+[A-Za-z0-9/&'()\-]+){0,6})[ \t]*:(?![ \t]*[0-9])",
     re.M,
 )
 _LIST_NUMBER = re.compile(r"^(?:\d{1,2}|[a-zA-Z])$")
 _BULLETS = frozenset("- * • · ‣ ◦ ▪ o #".split())
 _FINAL = frozenset(".?!")
 WRAP_WIDTH = 50  # a line shorter than this ends its sentence: it was not wrapped by width
+
+
+def _line_start(text: str, pos: int) -> int:
+    """Offset where the line holding ``pos`` starts (after ``\n`` or a lone ``\r``)."""
+    return max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
 
 
 def normalize_section(header: str) -> str:
@@ -242,7 +247,7 @@ def _find_headers(text: str) -> list[tuple[int, int, str]]:
     out = []
     for m in _HEADER_RE.finditer(text):
         s = m.start("h")
-        before = text[text.rfind("\n", 0, s) + 1 : s]
+        before = text[_line_start(text, s) : s]
         # Line start, or glued to a comma as in mtsamples' ",Neck:  Supple".
         line_start = not before.strip() or before.endswith(",")
         if _is_header(m.group("h"), line_start):
@@ -292,15 +297,16 @@ def split_sentences(doc: Document) -> list[Sentence]:
             else:
                 gap = text[prev.end : tok.start]
                 ptext = prev.text
-                if "\n" in gap:
+                breaks = gap.count("\n") or gap.count("\r")  # old Mac files end lines with \r alone
+                if breaks:
                     # A line continues the sentence only when it looks hard-wrapped: it
                     # starts lower-case after a long line with no final punctuation.
                     if (
-                        gap.count("\n") > 1
+                        breaks > 1
                         or ptext[-1] in ".?!:;"
                         or not ttext[0].islower()
                         or ttext in _BULLETS
-                        or prev.end - text.rfind("\n", 0, prev.end) <= WRAP_WIDTH
+                        or prev.end - _line_start(text, prev.end) < WRAP_WIDTH
                     ):
                         boundary = True
                 elif ptext in _FINAL and gap:

@@ -126,3 +126,10 @@ def test_very_long_runs_are_cut_simply_with_exact_offsets():
     for t in toks:
         assert text[t.start : t.end] == t.text
     assert [t.start for t in toks] == sorted(t.start for t in toks)
+
+
+def test_lone_carriage_returns_end_lines():
+    text = "Past Medical History:\r1. CHF\r2. COPD\r\rNo pain"
+    sents = split_sentences(Document("n6", text))
+    assert words(sents) == [["Past", "Medical", "History", ":"], ["1", ".", "CHF"], ["2", ".", "COPD"], ["No", "pain"]]
+    assert {s.section for s in sents} == {"past medical history"}
