@@ -313,8 +313,11 @@ def split_sentences(doc: Document) -> list[Sentence]:
                     # "2.  Samples": the dot of a list number is not a sentence end.
                     if not (list_marker_at == len(current) - 2):
                         first = ttext[0]
-                        if first.isupper() or first.isdigit() or ttext in _BULLETS or first in "\"'([":
+                        if first.isupper() or ttext in _BULLETS or first in "\"'([":
                             boundary = True
+                        elif first.isdigit():
+                            # "EC 1. 1. 1. 49": a number's dot before another number is no end.
+                            boundary = len(current) < 2 or not current[-2].text.isdigit()
                 elif ptext == "," and not gap and _LIST_NUMBER.match(ttext) and i + 1 < n:
                     # mtsamples' ",2.  Samples" list items.
                     nxt = tokens[i + 1]

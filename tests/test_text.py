@@ -133,3 +133,11 @@ def test_lone_carriage_returns_end_lines():
     sents = split_sentences(Document("n6", text))
     assert words(sents) == [["Past", "Medical", "History", ":"], ["1", ".", "CHF"], ["2", ".", "COPD"], ["No", "pain"]]
     assert {s.section for s in sents} == {"past medical history"}
+
+
+def test_dotted_numbers_do_not_end_sentences():
+    sents = split_sentences(Document("n7", "G6PD (EC 1. 1. 1. 49) deficiency. 2 cases were seen."))
+    assert words(sents) == [
+        ["G6PD", "(", "EC", "1", ".", "1", ".", "1", ".", "49", ")", "deficiency", "."],
+        ["2", "cases", "were", "seen", "."],
+    ]
