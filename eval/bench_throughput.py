@@ -248,6 +248,13 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         f"| peak memory per worker (MB) | {one['rss_self_mb']:.0f} | {worker_rss:.0f} (main: {two['rss_self_mb']:.0f}) | < 1,024 |",
         f"| mentions found | {s1['mentions']:,} | {s2['mentions']:,} | equal |",
         "",
+        "The machine's two cores were shared with other engineers' jobs and this benchmark runs under `nice`, "
+        "so its processes only got the CPU the others left: the wall-clock rates and the `--jobs 2` speed-up "
+        "measure the machine's load as much as the code. The CPU-second figures do not depend on the load. "
+        f"With `--jobs 2` the parent process (reading notes, sending them to the workers, writing outputs) "
+        f"used {two['cpu_self']:.1f} CPU seconds for the whole corpus, i.e. it can feed about "
+        f"{tokens / max(two['cpu_self'], 1e-9):,.0f} tokens/s of workers.",
+        "",
         f"Start-up in a fresh process: Python imports {start['imports']:.2f} s, `Pipeline.load` (model and "
         f"lexicon) {start['load']:.2f} s, first note (lazy set-up of the tokenizer and abbreviation detector) "
         f"{start['first_note']:.2f} s; peak {start['rss_mb']:.0f} MB. The batch start-up above is "
