@@ -21,9 +21,11 @@ from __future__ import annotations
 import pickle
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +33,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.lexicons.lexicon import Lexicon, atomic_write_bytes, cache_dir
 
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -109,6 +111,57 @@ def normalized_key(text: str) -> str:
     return " ".join(sorted(WORD_SYNONYMS.get(w, w) for w in stems))
 
 
+@dataclass
+class Rewrites:
+    """Word swaps learned from the names of each concept, in normalized-key words.
+
+    ``swap[a][b]``: in how many concepts two names differ only by the word ``a`` against ``b``
+    ("renal dysfunction" / "renal impairment" → dysfunction↔impairment). Counting concepts, not name pairs,
+    keeps one concept with many near-identical names from dominating.
+    """
+
+    swap: dict[str, dict[str, int]]
+
+    def merged(self, other: "Rewrites | None") -> "Rewrites":
+        if other is None:
+            return self
+        swap = {a: dict(bs) for a, bs in self.swap.items()}
+        for a, bs in other.swap.items():
+            row = swap.setdefault(a, {})
+            for b, n in bs.items():
+                row[b] = row.get(b, 0) + n
+        return Rewrites(swap)
+
+
+# Concepts with more names than this are skipped when learning rewrites (pairwise comparison cost).
+_REWRITE_MAX_NAMES = 40
+
+
+def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
+    """:class:`Rewrites` from (concept, normalized key) pairs; ``CUI-less`` rows are not names of a concept."""
+    by_cui: dict[str, set[str]] = {}
+    for cui, k in cui_keys:
+        if k and cui != "CUI-less":
+            by_cui.setdefault(cui, set()).add(k)
+    swap_pairs: set[tuple[str, str, str]] = set()
+    for cui, keys in by_cui.items():
+        if len(keys) < 2 or len(keys) > _REWRITE_MAX_NAMES:
+            continue
+        bags = [Counter(k.split()) for k in keys]
+        for i in range(len(bags)):
+            for j in range(i + 1, len(bags)):
+                a, b = bags[i] - bags[j], bags[j] - bags[i]
+                if sum(a.values()) == 1 and sum(b.values()) == 1:
+                    (wa,), (wb,) = a, b
+                    swap_pairs.add((cui, wa, wb))
+                    swap_pairs.add((cui, wb, wa))
+    swap: dict[str, dict[str, int]] = {}
+    for _, wa, wb in swap_pairs:
+        row = swap.setdefault(wa, {})
+        row[wb] = row.get(wb, 0) + 1
+    return Rewrites(swap)
+
+
 def make_vectorizer() -> TfidfVectorizer:
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), lowercase=False, sublinear_tf=True,
                            dtype=np.float32)
@@ -165,6 +218,7 @@ class LexiconIndex:
     vectorizer: TfidfVectorizer | None
     # 3-grams × unique names, columns L2-normalised, CSR so that a query touches only its 3-grams' postings
     postings: sp.csr_matrix | None
+    rewrites: "Rewrites | None" = None  # word substitutions learned from names of one concept
 
     def __len__(self) -> int:
         return len(self.cuis)
@@ -204,9 +258,12 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
     exact: dict[str, list[int]] = {}
     key: dict[str, list[int]] = {}
     unique: dict[str, list[int]] = {}
+    key_of_row: list[str] = []
     for row, e in enumerate(entries):
         exact.setdefault(exact_key(e.name), []).append(row)
-        key.setdefault(normalized_key(e.name), []).append(row)
+        k = normalized_key(e.name)
+        key_of_row.append(k)
+        key.setdefault(k, []).append(row)
         soft = soft_normalize(e.name)
         if soft:
             unique.setdefault(soft, []).append(row)
@@ -219,7 +276,7 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
         except ValueError:  # every name shorter than a 3-gram
             vectorizer = postings = None
     return LexiconIndex(lexicon.content_hash, cuis, preferred, counts, Groups(exact), Groups(key), unique_names,
-                        Groups(unique), vectorizer, postings)
+                        Groups(unique), vectorizer, postings, learn_rewrites(zip(cuis, key_of_row)))
 
 
 def index_cache_path(content_hash: str) -> Path:

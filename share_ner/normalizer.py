@@ -54,7 +54,7 @@ LEXICON_COPY = "lexicon.tsv"
 # Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
 COPY_LIMIT_BYTES = 5_000_000
 FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
-STEPS = ("gazetteer", "normalized", "abbreviation", "partial", "tfidf", "threshold")
+STEPS = ("gazetteer", "normalized", "rewrite", "abbreviation", "partial", "tfidf", "threshold")
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,8 @@ class NormalizerConfig:
 
     use_gazetteer: bool = True
     use_normalized: bool = True
+    use_rewrites: bool = True  # normalized match after one learned word swap, dropped or added optional word
+    rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
     use_abbreviations: bool = True
     use_partial: bool = True
     use_tfidf: bool = True
@@ -98,6 +100,7 @@ class NormalizerConfig:
             raise ShareNerError(f"unknown normalizer step {step!r}; expected one of {', '.join(STEPS)}")
         on = set(STEPS[: STEPS.index(step) + 1])
         return replace(self, use_gazetteer="gazetteer" in on, use_normalized="normalized" in on,
+                       use_rewrites="rewrite" in on,
                        use_abbreviations="abbreviation" in on, use_partial="partial" in on, use_tfidf="tfidf" in on,
                        use_threshold="threshold" in on)
 
@@ -147,6 +150,18 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
 _COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)
+
+
+def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None,
+                     min_count: int) -> dict[str, list[tuple[str, int]]] | None:
+    """The word swaps of both indexes seen in at least ``min_count`` concepts, by word, most frequent first."""
+    learned = [r for r in (getattr(gaz, "rewrites", None), getattr(lex, "rewrites", None)) if r is not None]
+    if not learned:
+        return None
+    merged = learned[0].merged(learned[1] if len(learned) > 1 else None)
+    swap = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
+            for a, bs in merged.swap.items()}
+    return {a: bs for a, bs in swap.items() if bs}
 
 
 def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str, str]:
@@ -230,6 +245,7 @@ class Normalizer:
             for cui, n in zip(self._gaz.cuis, self._gaz.counts):
                 self._prior[cui] += int(n)
         self._spec_cache: dict[str, dict[str, int]] = {}  # by index content hash
+        self._rewrites = _merged_rewrites(self._gaz, self._lex, self.config.rewrite_min_count)
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self._collect_features = False
         self._find_definitions: Callable[[str], list] | None = None
@@ -311,7 +327,11 @@ class Normalizer:
                             d.method, d.matched = "abbreviation", exp
                             break
                 if d is None and cfg.use_partial:
-                    d = self._coordination(text, tried) or self._partial(text, tried)
+                    d = self._coordination(text, tried)
+                if d is None and cfg.use_rewrites:
+                    d = self._rewrite(text, tried)
+                if d is None and cfg.use_partial:
+                    d = self._partial(text, tried)
                 if d is None:
                     if cfg.use_tfidf:
                         # A short form defined in the note is searched by its long form only: the letters of
@@ -349,6 +369,27 @@ class Normalizer:
                 rows = (index.exact.get(ex) if index is self._lex else None) or index.key.get(key)
                 if rows:
                     return Decision(self._best(index, rows, by_count=index is self._gaz), "normalized", 1.0, text)
+        return None
+
+    def _rewrite(self, text: str, tried: list[str]) -> Decision | None:
+        """The normalized key with one word swapped for another that names the same thing in other concepts' names
+        ("renal impairment" → "renal dysfunction") equals that of a training string or lexicon name; the swap
+        seen in the most concepts wins."""
+        if self._rewrites is None or not self.config.use_normalized:
+            return None
+        words = normalized_key(text).split()
+        variants: list[tuple[int, str]] = []
+        for i, w in enumerate(words):
+            rest = words[:i] + words[i + 1:]
+            for b, n in self._rewrites.get(w, ()):
+                variants.append((n, " ".join(sorted(rest + [b]))))
+        variants.sort(key=lambda v: -v[0])  # stable: ties keep word order
+        tried.append("rewrite")
+        for _, variant in variants:
+            for index in (self._gaz if self.config.use_gazetteer else None, self._lex):
+                rows = index.key.get(variant) if index is not None else None
+                if rows:
+                    return Decision(self._best(index, rows, by_count=index is self._gaz), "rewrite", 1.0, text)
         return None
 
     def _coordination(self, text: str, tried: list[str]) -> Decision | None:
