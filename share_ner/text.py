@@ -300,11 +300,12 @@ def split_sentences(doc: Document) -> list[Sentence]:
                 breaks = gap.count("\n") or gap.count("\r")  # old Mac files end lines with \r alone
                 if breaks:
                     # A line continues the sentence only when it looks hard-wrapped: it
-                    # starts lower-case after a long line with no final punctuation.
+                    # starts lower-case (or with a placeholder) after a long line with no
+                    # final punctuation.
                     if (
                         breaks > 1
                         or ptext[-1] in ".?!:;"
-                        or not ttext[0].islower()
+                        or not (ttext[0].islower() or ttext.startswith("[**"))
                         or ttext in _BULLETS
                         or prev.end - _line_start(text, prev.end) < WRAP_WIDTH
                     ):

@@ -141,3 +141,9 @@ def test_dotted_numbers_do_not_end_sentences():
         ["G6PD", "(", "EC", "1", ".", "1", ".", "1", ".", "49", ")", "deficiency", "."],
         ["2", "cases", "were", "seen", "."],
     ]
+
+
+def test_placeholder_starting_a_wrapped_line_continues_the_sentence():
+    text = "The patient was transferred from the outside hospital for care to\n[**Hospital1 18**] for a cardiac catheterization."
+    (sent,) = split_sentences(Document("n8", text))
+    assert sent.tokens[11].text == "[**Hospital1 18**]"
