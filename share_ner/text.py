@@ -71,10 +71,10 @@ _NONWS = re.compile(r"\S+")
 _HYPHEN_SUFFIXES = (
     "associated|related|like|induced|inducing|mediated|dependent|independent|specific|derived|causing|"
     "prone|affected|endemic|susceptibility|suppressor|positive|negative|free|resistant|sensitive|"
-    "responsive|type|predominant|predisposing|linked|onset|avid|exposed|treated|naive"
+    "responsive|type|predominant|predisposing|linked|onset|avid|exposed|treated|naive|degree"
 )
 # Prefixes a hyphen detaches from the word they modify: "non-smoker", "anti-dementia".
-_HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo")
+_HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo", "co", "extra")
 
 # Extra separators inside scispacy tokens, each becoming a token of its own,
 # where gold mention boundaries fall inside scispacy's tokens on chia, NCBI
@@ -84,11 +84,14 @@ _HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo")
 # ("arthritis(knee"), "/" between two words ("MI/CHF", "fibrillation/flutter";
 # not "h/o", "w/o", dates, "BRCA1/2"), and "-" before a modifier word or an
 # upper-case abbreviation ("seizure-induced", "drug-AKI") or after a prefix
-# ("non-smoker"). "IL-6", "HIV-1", "23-year-old" stay whole.
+# ("non-smoker"); a hyphen ending a word ("second- or third-degree"); a
+# fullwidth comma; ")" glued before a word or "/" ("CKD)stage"); ";" between
+# words. "IL-6", "HIV-1", "23-year-old" stay whole.
 _EXTRA_SPLIT = re.compile(
     # Each alternative starts with its separator so the regex engine can skip
     # straight to candidate characters; conditions follow as lookarounds.
-    r",(?<![0-9],)|,(?![0-9])|[.:](?=,)|\((?<=[A-Za-z]\()|/(?<=[A-Za-z][A-Za-z0-9]/)(?=[A-Za-z]{2})"
+    r",(?<![0-9],)|,(?![0-9])|[.:](?=,)|\uff0c|\)(?=[A-Za-z/])|/(?<=\)/)|;(?<=[A-Za-z];)(?=[A-Za-z])"
+    r"|-(?<=[A-Za-z]{2}-)(?![^\s])|\((?<=[A-Za-z]\()|/(?<=[A-Za-z][A-Za-z0-9]/)(?=[A-Za-z]{2})"
     rf"|-(?<=[A-Za-z]{{2}}-)(?=(?i:{_HYPHEN_SUFFIXES})\b)"
     r"|-(?<=[A-Za-z0-9]-)(?=[A-Z]{2,}(?![a-z]))"
     + "".join(rf"|-(?<=\b(?i:{p})-)(?=[A-Za-z]{{3}})" for p in _HYPHEN_PREFIXES)

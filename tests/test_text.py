@@ -147,3 +147,12 @@ def test_placeholder_starting_a_wrapped_line_continues_the_sentence():
     text = "The patient was transferred from the outside hospital for care to\n[**Hospital1 18**] for a cardiac catheterization."
     (sent,) = split_sentences(Document("n8", text))
     assert sent.tokens[11].text == "[**Hospital1 18**]"
+
+
+def test_extra_splits_where_gold_boundaries_fall():
+    text = "second- or third-degree block，severe CKD)stage MI/CHF non-smoker flu-like arthritis(knee"
+    assert [t.text for t in tokenize(text)] == [
+        "second", "-", "or", "third", "-", "degree", "block", "，", "severe", "CKD", ")", "stage",
+        "MI", "/", "CHF", "non", "-", "smoker", "flu", "-", "like", "arthritis", "(", "knee",
+    ]
+    assert [t.text for t in tokenize(text, extra_splits=False)][:3] == ["second-", "or", "third-degree"]
