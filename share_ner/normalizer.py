@@ -63,6 +63,7 @@ class NormalizerConfig:
 
     use_gazetteer: bool = True
     use_normalized: bool = True
+    note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
     use_rewrites: bool = True  # normalized match after one learned word swap, dropped or added optional word
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
     use_abbreviations: bool = True
@@ -116,6 +117,7 @@ class Decision:
     candidates: list[dict[str, Any]] = field(default_factory=list)
     tried: list[str] = field(default_factory=list)
     features: list[tuple[str, list[float]]] = field(default_factory=list, repr=False)  # tf-idf candidates
+    alternatives: tuple[str, ...] = ()  # other labels the matched training string carried
 
 
 def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gold_cuiless: Sequence[bool],
@@ -150,6 +152,18 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
 _COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)
+
+
+def _prefer_note_labels(decisions: Sequence[Decision | None]) -> None:
+    """A training string annotated with several labels takes, among them, the one label that the note's
+    unambiguous decisions use ("hereditary breast cancer" in a note about hereditary breast and ovarian cancer)."""
+    settled = {d.cui for d in decisions if d is not None and not d.alternatives and d.cui != CUI_LESS}
+    for d in decisions:
+        if d is None or not d.alternatives or d.cui in settled:
+            continue
+        in_note = [c for c in d.alternatives if c in settled]
+        if len(in_note) == 1:
+            d.cui = in_note[0]
 
 
 def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None,
@@ -349,6 +363,9 @@ class Normalizer:
                                                                 [seen[p[0]] for p in pending])):
                 d.tried = tried + ["tfidf"] if trace else []
                 out[n][i] = d
+        if cfg.note_consistency:
+            for ds in out:
+                _prefer_note_labels(ds)
         return [[d for d in ds if d is not None] for ds in out]
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
@@ -357,7 +374,9 @@ class Normalizer:
             tried.append(f"gazetteer:{text}")
             rows = self._gaz.exact.get(exact_key(text))
             if rows:
-                return Decision(self._best(self._gaz, rows, by_count=True), "gazetteer", 1.0, text)
+                best = self._best(self._gaz, rows, by_count=True)
+                others = tuple(dict.fromkeys(c for r in rows if (c := self._gaz.cuis[r]) != best))
+                return Decision(best, "gazetteer", 1.0, text, alternatives=others)
         if cfg.use_normalized:
             key = normalized_key(text)
             ex = exact_key(text)
@@ -368,7 +387,10 @@ class Normalizer:
                 # A case-insensitive exact name beats one equal only after stemming and synonym folding.
                 rows = (index.exact.get(ex) if index is self._lex else None) or index.key.get(key)
                 if rows:
-                    return Decision(self._best(index, rows, by_count=index is self._gaz), "normalized", 1.0, text)
+                    best = self._best(index, rows, by_count=index is self._gaz)
+                    others = tuple(dict.fromkeys(c for r in rows if (c := index.cuis[r]) != best)) \
+                        if index is self._gaz else ()
+                    return Decision(best, "normalized", 1.0, text, alternatives=others)
         return None
 
     def _rewrite(self, text: str, tried: list[str]) -> Decision | None:
