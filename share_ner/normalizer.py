@@ -258,7 +258,6 @@ class Normalizer:
         if self._gaz is not None:
             for cui, n in zip(self._gaz.cuis, self._gaz.counts):
                 self._prior[cui] += int(n)
-        self._spec_cache: dict[str, dict[str, int]] = {}  # by index content hash
         self._rewrites = _merged_rewrites(self._gaz, self._lex, self.config.rewrite_min_count)
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self._collect_features = False
@@ -445,28 +444,14 @@ class Normalizer:
         return None
 
     def _best(self, index: LexiconIndex, rows: list[int], by_count: bool) -> str:
-        """The label of ``rows``: most training count (gazetteer), most training prior, a preferred name, then the
-        most specific concept (named preferred by the fewest lexicon terms: HPO terms cite several CUIs, and a CUI
-        several terms cite is the broader one), then lexicon order."""
+        """The label of ``rows``: most training count (gazetteer), most training prior, a preferred name, then
+        lexicon order (for HPO: a term's first UMLS cross-reference)."""
         votes: dict[str, tuple[int, int, int]] = {}
         for r in rows:
             cui = index.cuis[r]
             n, p, first = votes.get(cui, (0, 0, -r))
             votes[cui] = (n + (int(index.counts[r]) if by_count else 0), max(p, int(index.preferred[r])), first)
-        spec = self._specificity(index)
-        return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], -spec.get(c, 0),
-                                         votes[c][2]))
-
-    def _specificity(self, index: LexiconIndex) -> dict[str, int]:
-        """How many preferred names each CUI has in ``index`` (computed once per index)."""
-        spec = self._spec_cache.get(index.content_hash)
-        if spec is None:
-            spec = {}
-            for cui, pref in zip(index.cuis, index.preferred):
-                if pref:
-                    spec[cui] = spec.get(cui, 0) + 1
-            self._spec_cache[index.content_hash] = spec
-        return spec
+        return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], votes[c][2]))
 
     def _definitions(self, doc: Document) -> dict[str, str]:
         if self._find_definitions is None:
