@@ -7,10 +7,11 @@ Run (from the repository, on the 2-core machine, politely)::
     nice python eval/bench_tagger.py --tune                # c1/c2 grid on chia dev (never test)
 
 Rows: the full model (B/I/O/DB/DI/HB/HI, every feature group, the embedded HPO lexicon,
-the jackknifed training-set gazetteer, word clusters built from MTSamples), ``--scheme
-bio``, one row per feature group switched off, and two baselines: a plain contiguous-BIO
-CRF with tutorial word features (word, affixes, shape, a +-1 window) and a longest-match
-dictionary of the training mentions' strings. Scores come from H-eval's scorer
+the jackknifed training-set gazetteer, word clusters built from MTSamples, coordination
+features and expansion), ``--scheme bio``, one row per feature group or tagger option
+switched off (chia only), and two baselines: a plain contiguous-BIO CRF with tutorial word
+features (H-feat's word, affix, shape and window groups, a +-1 window; no lexicon,
+gazetteer or clusters) and a longest-match dictionary of the training mentions' strings. Scores come from H-eval's scorer
 (``share_ner.eval.scoring.score``); "disc. R" is strict recall on the discontiguous gold
 mentions alone. The full model is trained by ``share-ner train`` in a child process, so
 its time and peak memory (``resource.getrusage``) are those of one real training run.
