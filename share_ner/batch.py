@@ -23,6 +23,7 @@ malformed CSV row or a truncated ``.gz`` becomes a line of the rejects file
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -734,7 +735,7 @@ class _Runner:
         if self.opt.progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=self.total(), unit="note", file=self.stderr, dynamic_ncols=True, smoothing=0.1)
+            bar = tqdm(total=self.total(), unit="note", file=self.stderr, ncols=_bar_width(self.stderr), smoothing=0.1)
         pending: deque = deque()
         try:
             for batch, results in self.results(pending):
@@ -756,6 +757,15 @@ class _Runner:
             if self.opt.out is not None:
                 _atomic_write(self.opt.out / SUMMARY_NAME, json.dumps(self.summary.to_dict(), indent=1) + "\n")
         return self.summary
+
+
+def _bar_width(stream: TextIO) -> int:
+    # some terminals (pseudo-terminals of job runners) report 0 columns, and tqdm would then draw nothing
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        columns = 0
+    return columns if columns > 20 else 100
 
 
 def _csv_stem(path: Path) -> str:
