@@ -1,0 +1,75 @@
+"""Learned word swaps, note consistency of ambiguous training strings, and the tie-break among CUIs of one name."""
+
+from __future__ import annotations
+
+import pytest
+
+import share_ner.normalizer as normalizer_mod
+from share_ner.document import Document, Mention
+from share_ner.lexicons import Lexicon, LexiconEntry
+from share_ner.lexicons.index import learn_rewrites
+from share_ner.normalizer import Normalizer, NormalizerConfig
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+    monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
+
+
+def corpus(labelled: list[tuple[str, str]]) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """One note per (string, label), the whole note being the mention."""
+    docs = {f"t{i}": Document(f"t{i}", s) for i, (s, _) in enumerate(labelled)}
+    gold = {f"t{i}": [Mention(f"t{i}", ((0, len(s)),), c)] for i, (s, c) in enumerate(labelled)}
+    return docs, gold
+
+
+def spans(doc: Document, *phrases: str) -> list[Mention]:
+    return [Mention(doc.id, ((doc.text.index(p), doc.text.index(p) + len(p)),)) for p in phrases]
+
+
+def test_learn_rewrites_counts_concepts_not_pairs():
+    rewrites = learn_rewrites([
+        ("C1", "dysfunction kidney"), ("C1", "impairment kidney"), ("C1", "impairment kidney"),
+        ("C2", "dysfunction heart"), ("C2", "heart impairment"),
+        ("C3", "failure liver"), ("C3", "acute failure liver"),  # a word more, not a swap
+        ("C4", "a b"), ("C4", "c d"),  # two words differ: nothing
+        ("CUI-less", "failure kidney"), ("CUI-less", "kidney pain"),  # CUI-less strings are no concept's names
+    ])
+    assert rewrites.swap == {"dysfunction": {"impairment": 2}, "impairment": {"dysfunction": 2}}
+
+
+def test_rewrite_step_swaps_a_word_learned_from_other_concepts():
+    docs, gold = corpus([("renal dysfunction", "D1"), ("renal impairment", "D1"),
+                         ("cardiac dysfunction", "D2"), ("cardiac impairment", "D2"), ("hepatic dysfunction", "D3")])
+    doc = Document("d", "hepatic impairment")
+    norm = Normalizer.fit(None, docs, gold)
+    d = norm.decide(doc, spans(doc, "hepatic impairment"))[0]
+    assert (d.cui, d.method) == ("D3", "rewrite")
+    # seen in one concept only: below a minimum of two, the swap is not learned
+    strict = Normalizer.fit(None, *corpus([("renal dysfunction", "D1"), ("renal impairment", "D1"),
+                                           ("hepatic dysfunction", "D3")]), NormalizerConfig(rewrite_min_count=2))
+    assert strict.decide(doc, spans(doc, "hepatic impairment"))[0].method == "tfidf"
+    off = Normalizer.fit(None, docs, gold, NormalizerConfig(use_rewrites=False))
+    assert off.decide(doc, spans(doc, "hepatic impairment"))[0].method == "tfidf"
+
+
+def test_ambiguous_training_string_takes_the_label_its_note_uses():
+    # "hbc" was annotated A twice and B once; "ovarian tumour" is always B.
+    docs, gold = corpus([("hbc", "A"), ("hbc", "A"), ("hbc", "B"), ("ovarian tumour", "B")])
+    norm = Normalizer.fit(None, docs, gold)
+    with_b = Document("d1", "hbc and ovarian tumour")
+    assert [m.cui for m in norm.normalize(with_b, spans(with_b, "hbc", "ovarian tumour"))] == ["B", "B"]
+    alone = Document("d2", "hbc only")
+    assert norm.normalize(alone, spans(alone, "hbc"))[0].cui == "A"
+    off = Normalizer.fit(None, docs, gold, NormalizerConfig(note_consistency=False))
+    assert [m.cui for m in off.normalize(with_b, spans(with_b, "hbc", "ovarian tumour"))] == ["A", "B"]
+
+
+def test_cuis_tied_on_a_name_go_by_lexicon_order():
+    # One HPO-like term citing two CUIs; the first is also cited by another term. Lexicon order decides.
+    lex = Lexicon.from_entries([LexiconEntry("C0006826", "Neoplasm", "HPO", (), True),
+                                LexiconEntry("C0027651", "Neoplasm", "HPO", (), True),
+                                LexiconEntry("C0006826", "Malignant neoplasm", "HPO", (), True)], "tie")
+    doc = Document("d", "Neoplasms were seen.")
+    assert Normalizer(lex).normalize(doc, spans(doc, "Neoplasms"))[0].cui == "C0006826"
