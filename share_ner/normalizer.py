@@ -415,15 +415,23 @@ class Normalizer:
 
     def _coordination(self, text: str, tried: list[str]) -> Decision | None:
         """A coordinated mention whose parts all match by steps 1-2: 'breast and ovarian cancer' → the labels of
-        'breast cancer' and 'ovarian cancer' joined by '+' in text order (NCBI/BC5CDR composite ids)."""
+        'breast cancer' and 'ovarian cancer' joined by '+' in text order (NCBI/BC5CDR composite ids); parts share
+        a head noun written last, or leading words written first ('ventricular tachycardia and fibrillation')."""
         parts = [p for p in _COORDINATION.split(text) if p and p.strip()]
         if len(parts) < 2:
             return None
         last_words = parts[-1].split()
         head = last_words[-1] if len(last_words) > 1 else ""
+        first_words = parts[0].split()
+        # "ventricular tachycardia and fibrillation": one-word parts after the first share its leading words
+        modifier = " ".join(first_words[:-1]) if not head and len(first_words) > 1 else ""
         labels: list[str] = []
         for i, part in enumerate(parts):
-            d = self._exact_steps(part, tried) if len(part.split()) > 1 or not head else None
+            d = None
+            if modifier and i > 0 and len(part.split()) == 1:
+                d = self._exact_steps(f"{modifier} {part}", tried)
+            if d is None:
+                d = self._exact_steps(part, tried) if len(part.split()) > 1 or not head else None
             if d is None and head and i < len(parts) - 1:
                 d = self._exact_steps(f"{part} {head}", tried)  # shared head noun
             if d is None or d.cui == CUI_LESS:

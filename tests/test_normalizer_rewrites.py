@@ -73,3 +73,11 @@ def test_cuis_tied_on_a_name_go_by_lexicon_order():
                                 LexiconEntry("C0006826", "Malignant neoplasm", "HPO", (), True)], "tie")
     doc = Document("d", "Neoplasms were seen.")
     assert Normalizer(lex).normalize(doc, spans(doc, "Neoplasms"))[0].cui == "C0006826"
+
+
+def test_coordination_parts_share_leading_words():
+    docs, gold = corpus([("ventricular tachycardia", "D1"), ("ventricular fibrillation", "D2")])
+    norm = Normalizer.fit(None, docs, gold)
+    doc = Document("d", "ventricular tachycardia and fibrillation")
+    d = norm.decide(doc, spans(doc, "ventricular tachycardia and fibrillation"))[0]
+    assert (d.cui, d.method) == ("D1+D2", "partial")
