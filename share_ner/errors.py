@@ -25,3 +25,6 @@ class InputError(ShareNerError):
         if line is not None:
             where = f"{where}:{line}"
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):  # picklable, so worker processes can report it
+        return (type(self), (self.path, self.message, self.line))

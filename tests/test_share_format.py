@@ -66,3 +66,10 @@ def test_every_shared_gold_file_round_trips_byte_for_byte(shared_data):
         assert share.format_pipe(mentions, share.detect_newline(text)).encode("utf-8") == data, path
         n += 1
     assert n > 4000
+
+
+def test_input_error_survives_pickling():
+    import pickle
+
+    err = pickle.loads(pickle.dumps(InputError("notes/a.txt", "bad byte", 3)))
+    assert (err.path, err.line, str(err)) == ("notes/a.txt", 3, "notes/a.txt:3: bad byte")
