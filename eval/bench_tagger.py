@@ -270,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results-json", type=Path, default=CACHE / "tagger-rows.json",
                         help="per-row results kept between runs, so --rows can refresh part of the table")
     parser.add_argument("--tune", action="store_true", help="c1/c2 grid on chia dev instead of the benchmark")
+    parser.add_argument("--report-only", action="store_true", help="rewrite --out from --results-json, train nothing")
     args = parser.parse_args(argv)
     if not (DATA / "README.md").exists():
         print(f"skipped: {DATA} is not present", file=sys.stderr)
@@ -278,6 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     iterations = args.iterations or TaggerConfig().max_iterations
     ablation_iterations = args.ablation_iterations or iterations
+    if args.report_only:
+        stored = json.loads(args.results_json.read_text(encoding="utf-8"))
+        write_report(stored, args.out, iterations, ablation_iterations)
+        print(args.out.read_text(encoding="utf-8"))
+        return 0
     CACHE.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="models-", dir=CACHE))
     if args.tune:
@@ -330,7 +336,9 @@ def write_report(stored: Mapping[str, Any], out: Path, iterations: int, ablation
              "(strict = exact spans, relaxed = overlap). `disc. R` = strict recall on the discontiguous "
              "gold mentions alone. Produced by `nice python eval/bench_tagger.py`; see the script's "
              "docstring for the variants. Training time and peak memory (`resource.getrusage`) are of "
-             "one `share-ner train` process on the shared 2-core machine (other jobs were running).\n"]
+             "one `share-ner train` process on the shared 2-core machine (other jobs were running). "
+             "Rows were computed in several runs (`--rows`) while other parts of share-ner were still "
+             "changing; differences under about 0.005 F1 are run-to-run noise.\n"]
     if ablation_iterations != iterations:
         parts.append(f"The full model and the baselines use {iterations} L-BFGS iterations; the ablation "
                      f"rows use {ablation_iterations} to save time on the shared machine.\n")
