@@ -10,17 +10,23 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
 3. ``abbreviation`` — the mention is a short form defined in the note
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
-   queries of step 5;
+   queries of step 7;
 4. ``partial`` — a coordination whose parts all match by steps 1-2 ("breast
-   and ovarian cancer" → the labels of both, joined by ``+``), else the longest
-   suffix of two or more words that does ("sporadic Wilms tumours" → "Wilms
-   tumours");
-5. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
+   and ovarian cancer" → the labels of both, joined by ``+``);
+5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
+   are learned from pairs of names of one concept that differ by one word
+   (:func:`share_ner.lexicons.index.learn_rewrites`);
+6. ``partial`` — the longest suffix of two or more words that matches by steps
+   1-2 ("sporadic Wilms tumours" → "Wilms tumours");
+7. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
    lexicon names (one sparse product for all mentions of a note), the top
    candidates re-scored with rapidfuzz; the best CUI wins;
-6. ``threshold`` — a step-5 decision scoring under a threshold becomes
+8. ``threshold`` — a step-7 decision scoring under a threshold becomes
    ``CUI-less``; the threshold is fitted on the training notes by
    cross-validation to maximise accuracy and saved with the model.
+
+Then, per note, a training string annotated with several labels takes the one
+of them that the note's unambiguous decisions use (``note_consistency``).
 
 Every decision is explainable: :meth:`Normalizer.explain` returns the steps
 tried, the candidates and their scores.
@@ -111,7 +117,7 @@ class Decision:
     """How one mention got its label."""
 
     cui: str
-    method: str  # gazetteer, normalized, abbreviation, partial, tfidf, threshold, none (no candidate), empty
+    method: str  # gazetteer, normalized, abbreviation, partial, rewrite, tfidf, threshold, none, empty
     score: float = 1.0
     matched: str = ""  # the string that matched
     candidates: list[dict[str, Any]] = field(default_factory=list)
