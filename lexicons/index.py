@@ -218,7 +218,7 @@ class LexiconIndex:
     vectorizer: TfidfVectorizer | None
     # 3-grams × unique names, columns L2-normalised, CSR so that a query touches only its 3-grams' postings
     postings: sp.csr_matrix | None
-    rewrites: "Rewrites | None" = None  # word substitutions learned from names of one concept
+    rewrites: Rewrites | None = None  # word swaps learned from names of one concept
 
     def __len__(self) -> int:
         return len(self.cuis)

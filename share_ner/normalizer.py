@@ -70,7 +70,7 @@ class NormalizerConfig:
     use_gazetteer: bool = True
     use_normalized: bool = True
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
-    use_rewrites: bool = True  # normalized match after one learned word swap, dropped or added optional word
+    use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
     use_abbreviations: bool = True
     use_partial: bool = True
