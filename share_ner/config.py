@@ -46,6 +46,8 @@ class TaggerConfig:
         gazetteer_folds: build the training-set gazetteer feature of each
             training note from the other folds only (jackknifing), so the CRF
             learns how far to trust a gazetteer hit on unseen text; 1 = no folds.
+        gazetteer_reliability: label a training term ``train-weak`` when fewer than half
+            of its occurrences in the (other folds') training notes are gold mentions.
         coordination: mark coordinations whose distributed reading is a known term
             ("renal or liver impairment" → "renal impairment"), the source of most
             discontiguous mentions (needs a lexicon or the training gazetteer).
@@ -62,6 +64,7 @@ class TaggerConfig:
     all_possible_transitions: bool = True
     train_gazetteer: bool = True
     gazetteer_folds: int = 5
+    gazetteer_reliability: bool = False
     coordination: bool = True
     expand_coordinations: bool = True
     features: Any = field(default_factory=_default_features)
@@ -77,7 +80,8 @@ class TaggerConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
-        for name in ("all_possible_transitions", "train_gazetteer", "coordination", "expand_coordinations"):
+        for name in ("all_possible_transitions", "train_gazetteer", "gazetteer_reliability", "coordination",
+                     "expand_coordinations"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

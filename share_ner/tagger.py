@@ -177,7 +177,7 @@ def head_words(terms: Iterable[tuple[str, str]]) -> frozenset[str]:
     """Last words (lowercased) of multi-word training-gazetteer terms, kept when frequent ("disease", "impairment")."""
     counts: dict[str, int] = {}
     for term, semtype in terms:
-        if semtype != TRAIN_SEMTYPE:
+        if semtype not in (TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE):
             continue
         words = term.lower().split()
         if len(words) > 1 and words[-1].isalpha():
@@ -200,6 +200,47 @@ def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[st
             first.add(keys[0])
             last.add(keys[-1])
     return TaggerResources(features, head_words(terms or ()), frozenset(first), frozenset(last))
+
+
+WEAK_TRAIN_SEMTYPE = "train-weak"
+
+
+def gazetteer_hits(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]],
+                   terms: Iterable[str]) -> dict[str, list[tuple[str, bool]]]:
+    """Per note, each longest match of the training terms: (normalized term, matches a gold mention exactly)."""
+    matcher = TermMatcher.from_terms((t, TRAIN_SEMTYPE) for t in terms)
+    out: dict[str, list[tuple[str, bool]]] = {}
+    for doc_id, doc in docs.items():
+        if not doc.text.strip():
+            continue
+        spans = {m.spans[0] for m in gold.get(doc_id, ()) if not m.is_discontiguous}
+        found = []
+        for sentence in split_sentences(doc):
+            toks = sentence.tokens
+            for m in matcher.find([t.text for t in toks]):
+                key = " ".join(term_keys(" ".join(t.text for t in toks[m.start:m.end])))
+                found.append((key, (toks[m.start].start, toks[m.end - 1].end) in spans))
+        out[doc_id] = found
+    return out
+
+
+def label_reliability(terms: Iterable[str], hits: Mapping[str, list[tuple[str, bool]]],
+                      doc_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """Training terms labelled ``train`` when at least half their occurrences in ``doc_ids`` are gold
+    mentions, else ``train-weak`` (a string often seen unannotated, like "pregnant" in trial criteria)."""
+    annotated: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for doc_id in doc_ids:
+        for key, is_gold in hits.get(doc_id, ()):
+            total[key] = total.get(key, 0) + 1
+            annotated[key] = annotated.get(key, 0) + is_gold
+    out = []
+    for t in sorted(terms):
+        key = " ".join(term_keys(t))
+        n = total.get(key, 0)
+        weak = n > 0 and 2 * annotated.get(key, 0) < n
+        out.append((t, WEAK_TRAIN_SEMTYPE if weak else TRAIN_SEMTYPE))
+    return out
 
 
 def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
@@ -553,15 +594,23 @@ def train_model(
     k = config.gazetteer_folds if use_train and config.gazetteer_folds > 1 else 1
     fold = folds_of(list(docs), k)
 
+    hits = gazetteer_hits(docs, gold, all_train_terms) if use_train and config.gazetteer_reliability else None
+
+    def train_labels(train_terms: set[str], doc_ids: Sequence[str]) -> list[tuple[str, str]]:
+        if hits is None:
+            return [(t, TRAIN_SEMTYPE) for t in sorted(train_terms)]
+        return label_reliability(train_terms, hits, doc_ids)
+
     def resources_for(fold_id: int | None) -> Any:
         if not use_terms:
             return make_resources(None, clusters)
         if fold_id is None:
+            ids = list(docs)
             train_terms = all_train_terms
         else:
-            train_terms = mention_terms(docs, gold, [d for d in docs if fold[d] != fold_id])
-        terms = lex_terms + [(t, TRAIN_SEMTYPE) for t in sorted(train_terms)]
-        return make_resources(terms, clusters)
+            ids = [d for d in docs if fold[d] != fold_id]
+            train_terms = mention_terms(docs, gold, ids)
+        return make_resources(lex_terms + train_labels(train_terms, ids), clusters)
 
     tmp = _prepare_out_dir(out_dir)
     try:
@@ -609,8 +658,7 @@ def train_model(
         # What tagging needs: the full (non-jackknifed) term list and the clusters.
         terms_info = None
         if use_terms:
-            n_terms = write_terms(tmp / FILES.terms,
-                                  lex_terms + [(t, TRAIN_SEMTYPE) for t in sorted(all_train_terms)])
+            n_terms = write_terms(tmp / FILES.terms, lex_terms + train_labels(all_train_terms, list(docs)))
             terms_info = {"file": FILES.terms, "rows": n_terms, "train_mentions": len(all_train_terms)}
         clusters_info = None
         if clusters:

@@ -222,3 +222,18 @@ def test_lone_fragment_is_dropped_unless_a_known_term() -> None:
     found = [Mention("d", ((0, 14),)), Mention("d", ((37, 43),))]  # "chronic active", "asthma": lone D groups
     kept = drop_lone_fragments(sentence, tags, found, make_resources([("asthma", "train")], None))
     assert kept == [Mention("d", ((37, 43),))]
+
+
+def test_gazetteer_reliability_labels_terms_seen_mostly_unannotated() -> None:
+    from share_ner.tagger import gazetteer_hits, label_reliability
+
+    docs = {"a": Document("a", "Pregnant women with asthma.\nNot pregnant.\n"),
+            "b": Document("b", "Asthma. Pregnant or lactating.\n")}
+    gold = {"a": [Mention("a", ((20, 26),)), Mention("a", ((0, 8),))],   # asthma, Pregnant
+            "b": [Mention("b", ((0, 6),))]}                               # Asthma
+    hits = gazetteer_hits(docs, gold, {"asthma", "pregnant"})
+    # "pregnant": 3 occurrences, 1 annotated -> weak; "asthma": 2 of 2 annotated.
+    assert label_reliability({"asthma", "pregnant"}, hits, ["a", "b"]) == [("asthma", "train"),
+                                                                          ("pregnant", "train-weak")]
+    # Counted over note a alone: "pregnant" 1 of 2 annotated -> not weak.
+    assert label_reliability({"pregnant"}, hits, ["a"]) == [("pregnant", "train")]
