@@ -225,9 +225,9 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
     lines = [
         "# Throughput of `share-ner tag`",
         "",
-        f"Command: `nice python eval/bench_throughput.py{' --limit ' + str(args.limit) if args.limit else ''}` "
+        f"Command: `python eval/bench_throughput.py{' --limit ' + str(args.limit) if args.limit else ''}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores shared with other jobs; load average before the runs: "
+        f"{os.cpu_count()} cores; load average before the runs: "
         f"{one['load_before']:.1f} / {two['load_before']:.1f}).",
         "",
         f"Model: {model_desc}." + (f" Code: {args.code}." if args.code else ""),
@@ -248,9 +248,8 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         f"| peak memory per worker (MB) | {one['rss_self_mb']:.0f} | {worker_rss:.0f} (main: {two['rss_self_mb']:.0f}) | < 1,024 |",
         f"| mentions found | {s1['mentions']:,} | {s2['mentions']:,} | equal |",
         "",
-        "The machine's two cores were shared with other engineers' jobs and this benchmark runs under `nice`, "
-        "so its processes only got the CPU the others left: the wall-clock rates and the `--jobs 2` speed-up "
-        "measure the machine's load as much as the code. The CPU-second figures do not depend on the load. "
+        "Wall-clock rates and the `--jobs 2` speed-up depend on what else the machine runs (the load average "
+        "before each run is given above: near 0 means the cores were free); the CPU-second figures do not. "
         f"With `--jobs 2` the parent process (reading notes, sending them to the workers, writing outputs) "
         f"used {two['cpu_self']:.1f} CPU seconds for the whole corpus, i.e. it can feed about "
         f"{tokens / max(two['cpu_self'], 1e-9):,.0f} tokens/s of workers.",
