@@ -1,0 +1,36 @@
+"""The wheel must carry every sub-package and the data the default model is built from."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+
+
+def _setuptools() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+
+
+def test_every_package_folder_is_installed():
+    conf = _setuptools()
+    listed = set(conf["packages"])
+    found = set()
+    for package, folder in conf["package-dir"].items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / folder)
+            found.add(".".join([package, *rel.parts]))
+    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_generic_folders_install_under_the_share_ner_namespace():
+    for package in _setuptools()["packages"]:
+        assert package == "share_ner" or package.startswith("share_ner.")
+
+
+def test_package_data_covers_the_default_corpus_and_abbreviations():
+    data = _setuptools()["package-data"]
+    assert "data/**/*" in data["share_ner"]
+    assert "data/**/*" in data["share_ner.lexicons"]
+    assert any((ROOT / "share_ner" / "data" / "default_corpus").rglob("*.pipe.txt"))
+    assert (ROOT / "lexicons" / "data" / "clinical_abbreviations.tsv").is_file()
