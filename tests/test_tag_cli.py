@@ -87,3 +87,11 @@ def test_tag_arguments_are_checked(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["tag", "x.txt", "--jobs", "0"])
     assert exc.value.code == 2 and "0 is not at least 1" in capsys.readouterr().err
+
+
+def test_missing_input_is_reported_before_any_model_is_built(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    assert main(["tag", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"share-ner: error: {tmp_path / 'missing'}: no such file or directory"]
+    assert not (tmp_path / "cache").exists()

@@ -71,6 +71,9 @@ def _model_dir(arg: str | None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    for path in map(Path, args.inputs):
+        if not path.exists():  # before the default model is built or loaded
+            raise ShareNerError(f"{path}: no such file or directory")
     model = _model_dir(args.model)
     options = BatchOptions(
         out=Path(args.out) if args.out else None,
