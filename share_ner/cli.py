@@ -17,13 +17,13 @@ from share_ner.errors import ShareNerError
 
 # Subcommand modules under share_ner.commands, in the order --help lists them.
 COMMANDS = [
-    "lexicon",
-    "normalize",
+    "tag",
     "train",
     "evaluate",
-    "tag",
-    "ceiling",
+    "normalize",
+    "lexicon",
     "clusters",
+    "ceiling",
 ]
 
 
