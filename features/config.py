@@ -6,9 +6,10 @@ Every group can be switched off so that its gain can be measured:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from share_ner.settings import checked_settings
 from share_ner.errors import ShareNerError
 
 GROUPS = (
@@ -61,13 +62,7 @@ class FeatureConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "FeatureConfig":
         """Build a config from a mapping (e.g. JSON); unknown keys are an error that lists the allowed ones."""
-        allowed = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise ShareNerError(
-                f"unknown feature setting(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
-            )
-        return cls(**dict(data))
+        return cls(**checked_settings(cls, data, "feature"))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

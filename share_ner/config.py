@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from share_ner.settings import checked_settings
 from share_ner.errors import InputError, ShareNerError
 
 SCHEMES = ("biohd", "bio")
@@ -86,21 +87,9 @@ class TaggerConfig:
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 
     @classmethod
-    def allowed_keys(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
-
-    @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "TaggerConfig":
         """Build a config from a mapping; unknown keys are an error naming the allowed ones."""
-        if not isinstance(data, Mapping):
-            raise ShareNerError(f"tagger config: expected a JSON object, got {type(data).__name__}")
-        allowed = cls.allowed_keys()
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise ShareNerError(
-                f"tagger config: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
-            )
-        values = dict(data)
+        values = checked_settings(cls, data, "tagger")
         if "features" in values:
             feats = values["features"]
             feature_type = _feature_config_type()

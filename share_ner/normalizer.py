@@ -41,13 +41,14 @@ import re
 import shutil
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from rapidfuzz import fuzz
 
 from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.settings import checked_settings
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.index import LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize, stem
@@ -89,11 +90,7 @@ class NormalizerConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "NormalizerConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ShareNerError(f"unknown normalizer setting(s) {', '.join(unknown)}; allowed: {', '.join(sorted(known))}")
-        config = cls(**data)
+        config = cls(**checked_settings(cls, data, "normalizer"))
         if config.fuzz_scorer not in FUZZ_SCORERS:
             raise ShareNerError(f"unknown fuzz_scorer {config.fuzz_scorer!r}; allowed: {', '.join(FUZZ_SCORERS)}")
         return config

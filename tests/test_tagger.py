@@ -55,7 +55,7 @@ def test_load_config_reports_file_and_line(tmp_path: Path) -> None:
         load_config(path)
     assert str(err.value).startswith(f"{path}:4: not valid JSON")
     path.write_text('{"c3": 1}', encoding="utf-8")
-    with pytest.raises(InputError, match=r"c\.json: tagger config: unknown key\(s\) 'c3'"):
+    with pytest.raises(InputError, match=r"c\.json: unknown tagger setting\(s\) 'c3'; allowed: "):
         load_config(path)
 
 
