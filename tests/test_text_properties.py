@@ -35,7 +35,7 @@ def test_sentences_tile_the_text(pieces):
                 assert not any(c.isspace() for c in t.text)
             prev_end = t.end
     # every non-whitespace character is in some token
-    covered = sum(len(t.text.replace(" ", "")) for s in sents for t in s.tokens)
+    covered = sum(len("".join(t.text.split())) for s in sents for t in s.tokens)
     assert covered == len("".join(text.split()))
     if not text.strip():
         assert sents == []
