@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         build = build_clusters_timed()
         print(f"  {build['summary']}  peak {build['peak_mb']:.0f} MB", file=sys.stderr)
 
-    from share_ner.features import FeatureConfig, FeatureResources, GROUPS, document_features, load_clusters
+    from share_ner.features import GROUPS, FeatureConfig, FeatureResources, document_features, load_clusters
     from share_ner.features.abbreviations import find_definitions
     from share_ner.features.tokens import word_features
     from share_ner.lexicons import default_lexicon

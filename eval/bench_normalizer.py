@@ -35,7 +35,7 @@ from typing import Mapping
 
 from share_ner.document import Document, Mention
 from share_ner.formats.share import read_pipe_dir
-from share_ner.lexicons import Lexicon, compile_index, default_lexicon
+from share_ner.lexicons import Lexicon, default_lexicon
 from share_ner.lexicons import index as index_mod
 from share_ner.normalizer import STEPS, Normalizer, NormalizerConfig, normalize_all
 from share_ner.notes import read_notes

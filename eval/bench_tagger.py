@@ -4,12 +4,13 @@ Run (from the repository, on the 2-core machine, politely)::
 
     nice python eval/bench_tagger.py                       # chia, ncbi_disease, bc5cdr -> eval/results/tagger.md
     nice python eval/bench_tagger.py --corpora chia --rows full plain_crf dictionary
+    nice python eval/bench_tagger.py --corpora ncbi_disease bc5cdr --all-rows   # ablations there too
     nice python eval/bench_tagger.py --tune                # c1/c2 grid on chia dev (never test)
 
 Rows: the full model (B/I/O/DB/DI/HB/HI, every feature group, the embedded HPO lexicon,
 the jackknifed training-set gazetteer, word clusters built from MTSamples, coordination
 features and expansion), ``--scheme bio``, one row per feature group or tagger option
-switched off (chia only), and two baselines: a plain contiguous-BIO CRF with tutorial word
+switched off (chia only, unless ``--all-rows``), and two baselines: a plain contiguous-BIO CRF with tutorial word
 features (H-feat's word, affix, shape and window groups, a +-1 window; no lexicon,
 gazetteer or clusters) and a longest-match dictionary of the training mentions' strings. Scores come from H-eval's scorer
 (``share_ner.eval.scoring.score``); "disc. R" is strict recall on the discontiguous gold
@@ -269,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--results-json", type=Path, default=CACHE / "tagger-rows.json",
                         help="per-row results kept between runs, so --rows can refresh part of the table")
+    parser.add_argument("--all-rows", action="store_true", help="the ablation rows on every corpus, not only chia")
     parser.add_argument("--tune", action="store_true", help="c1/c2 grid on chia dev instead of the benchmark")
     parser.add_argument("--report-only", action="store_true", help="rewrite --out from --results-json, train nothing")
     args = parser.parse_args(argv)
@@ -297,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     speed: dict[str, Any] = stored.get("_speed", {})
     for corpus in args.corpora:
         names = ["full", *[n for n in variants if n not in ("full", "plain_crf")], "plain_crf", "dictionary"]
-        if corpus != "chia":
+        if corpus != "chia" and not args.all_rows:
             names = list(MAIN_ROWS)
         if args.rows:
             names = [n for n in names if n in args.rows]

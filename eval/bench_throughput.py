@@ -29,7 +29,6 @@ import os
 import platform
 import pstats
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,9 +65,8 @@ NESTED = {"  of which abbreviation detection"}
 
 def child_startup(model: str) -> dict[str, Any]:
     t0 = time.perf_counter()
-    from share_ner.batch import load_annotator
-    from share_ner.document import Document
     import share_ner.pipeline  # noqa: F401
+    from share_ner.document import Document
     from share_ner.pipeline import Pipeline
 
     t1 = time.perf_counter()

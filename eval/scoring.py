@@ -33,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-
 from share_ner.document import Mention
 from share_ner.eval.counting import (
     COLUMNS,

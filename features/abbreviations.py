@@ -18,8 +18,8 @@ _NLP: Any = None
 def _pipeline() -> Any:
     global _NLP
     if _NLP is None:
-        import spacy
         import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
+        import spacy
 
         nlp = spacy.blank("en")
         nlp.add_pipe("abbreviation_detector")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from share_ner.errors import InputError, ShareNerError
+from share_ner.notes import read_text_file
 
 HEADER = ("word", "cluster_ids")
 _DIGITS = re.compile(r"\d")
@@ -50,12 +51,7 @@ def parse_cluster_ids(value: str) -> dict[str, str]:
 def load_clusters(path: str | Path) -> dict[str, str]:
     """Read a cluster file into ``{word: cluster_ids}``; a malformed line is an error naming the line."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(path, f"cannot read cluster file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(path, "cluster file is not valid UTF-8") from None
+    lines = read_text_file(path, "cluster file").splitlines()
     if not lines or tuple(lines[0].split("\t")) != HEADER:
         raise InputError(path, f"a cluster file starts with the header line {'<TAB>'.join(HEADER)}", line=1)
     clusters: dict[str, str] = {}

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from share_ner.settings import checked_settings
 from share_ner.errors import ShareNerError
+from share_ner.settings import checked_settings
 
 GROUPS = (
     "word",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from share_ner.errors import InputError
+from share_ner.notes import read_text_file
 
 ABBREVIATIONS_PATH = Path(__file__).parent / "data" / "clinical_abbreviations.tsv"
 COLUMNS = ("abbreviation", "expansion")
@@ -24,12 +25,7 @@ def load_abbreviations(path: str | Path | None = None) -> dict[str, list[str]]:
     raise :class:`~share_ner.errors.InputError` naming the file and line.
     """
     path = Path(path) if path is not None else ABBREVIATIONS_PATH
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(path, f"cannot read abbreviation list: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(path, "abbreviation list is not valid UTF-8") from None
+    lines = read_text_file(path, "abbreviation list").splitlines()
     header_at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
     if header_at is None:
         raise InputError(path, f"empty abbreviation list: expected the header {'<TAB>'.join(COLUMNS)}")

@@ -33,9 +33,9 @@ import threading
 import time
 import traceback
 from collections import deque
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
+from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from share_ner.settings import checked_settings
 from share_ner.errors import InputError, ShareNerError
+from share_ner.notes import read_text_file
+from share_ner.settings import checked_settings
 
 SCHEMES = ("biohd", "bio")
 
@@ -116,12 +117,7 @@ class TaggerConfig:
 def load_config(path: str | Path) -> TaggerConfig:
     """Read a :class:`TaggerConfig` from a JSON file (``--config``)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, f"cannot read config: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
+    text = read_text_file(path, "config")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -8,7 +8,7 @@ have several spans, in text order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 CUI_LESS = "CUI-less"

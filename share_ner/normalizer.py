@@ -48,11 +48,11 @@ from typing import Any, Callable, Mapping, Sequence
 from rapidfuzz import fuzz
 
 from share_ner.document import CUI_LESS, Document, Mention
-from share_ner.settings import checked_settings
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.index import LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize, stem
 from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
+from share_ner.settings import checked_settings
 
 FORMAT_VERSION = 1
 CONFIG_FILE = "normalizer.json"

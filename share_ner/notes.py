@@ -36,6 +36,23 @@ def decode_note(data: bytes, source: str | Path, encoding: str = "utf-8") -> str
         raise InputError(source, f"unknown encoding {encoding!r}") from None
 
 
+def read_text_file(path: str | Path, what: str = "file") -> str:
+    """A UTF-8 text file (annotations, settings, lists) as a string; a leading byte-order mark is dropped.
+
+    Errors name the file and say what it was read as: ``cannot read cluster file: ...``,
+    ``cluster file is not valid UTF-8 (byte 12)``.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"{what} is not valid UTF-8 (byte {exc.start})") from None
+
+
 def read_note(path: str | Path, encoding: str = "utf-8", doc_id: str | None = None) -> Document:
     """Read one note without newline translation."""
     path = Path(path)

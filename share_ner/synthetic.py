@@ -40,7 +40,7 @@ from typing import Iterable, Mapping, Sequence
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
 from share_ner.formats.share import read_pipe_dir, write_pipe
-from share_ner.notes import read_notes
+from share_ner.notes import read_notes, read_text_file
 
 DATA_DIR = Path(__file__).parent / "data"
 CORPUS_DIR = DATA_DIR / "default_corpus"
@@ -142,10 +142,7 @@ def read_markup_dir(path: str | Path = MARKUP_DIR) -> tuple[dict[str, Document],
     docs: dict[str, Document] = {}
     gold: dict[str, list[Mention]] = {}
     for p in sorted(Path(path).glob(f"*{MARKUP_SUFFIX}")):
-        try:
-            markup = p.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(p, f"not valid UTF-8 (byte {exc.start})") from None
+        markup = read_text_file(p, "markup file")
         doc, mentions = parse_markup(markup, p.name[: -len(MARKUP_SUFFIX)], p)
         docs[doc.id], gold[doc.id] = doc, mentions
     return docs, gold
@@ -224,7 +221,6 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
     names: dict[str, list[str]] = {}
     umls: dict[str, str] = {}
     current: str | None = None
-    obsolete = False
     syn_re = re.compile(r'^synonym: "(.*)" (EXACT|RELATED|NARROW|BROAD)')
     with open(obo_path, encoding="utf-8") as f:
         for raw in f:
@@ -239,7 +235,6 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
             if line.startswith("id: "):
                 current = line[4:]
                 names[current], parents[current] = [], []
-                obsolete = False
             elif not current:
                 continue
             elif line.startswith("name: "):
@@ -253,8 +248,7 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
             elif line.startswith("xref: UMLS:") and current not in umls:
                 umls[current] = line[len("xref: UMLS:") :].split(" ", 1)[0]
             elif line.startswith("is_obsolete: true"):
-                obsolete = True
-                names[current] = []
+                names[current] = []  # an obsolete term contributes no names
     memo: dict[str, bool] = {}
 
     def under_root(hp: str, seen: frozenset = frozenset()) -> bool:

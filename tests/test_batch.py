@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 from share_ner.batch import BatchOptions, NoteResult, annotate_note, count_tokens, run_batch
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import read_annotations
-from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 TERMS = re.compile(r"\b(fever|pneumonia|diabetes|pain)\b")
 

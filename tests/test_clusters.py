@@ -9,13 +9,7 @@ import pytest
 
 from share_ner.cli import main
 from share_ner.errors import InputError, ShareNerError
-from share_ner.features.clusters import (
-    build_clusters,
-    cluster_key,
-    load_clusters,
-    parse_cluster_ids,
-    save_clusters,
-)
+from share_ner.features.clusters import build_clusters, cluster_key, load_clusters, parse_cluster_ids, save_clusters
 
 SYMPTOMS = ["fever", "cough", "rash", "nausea", "dyspnea"]
 ORGANS = ["abdomen", "chest", "heart", "lungs", "skin"]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from share_ner.eval.bench_corpora import Perturbation, bench_split, find_splits, perturb, time_shuffles
 from share_ner.document import Document, Mention
+from share_ner.eval.bench_corpora import Perturbation, bench_split, find_splits, perturb, time_shuffles
 
 
 def test_bench_on_one_split(shared_data):

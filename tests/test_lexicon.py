@@ -9,8 +9,17 @@ import pytest
 from share_ner.cli import main
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
-from share_ner.lexicons import (Lexicon, LexiconEntry, UmlsFilter, build_umls_lexicon, compile_index,
-                                default_lexicon, gazetteer_lexicon, load_lexicon, write_lexicon)
+from share_ner.lexicons import (
+    Lexicon,
+    LexiconEntry,
+    UmlsFilter,
+    build_umls_lexicon,
+    compile_index,
+    default_lexicon,
+    gazetteer_lexicon,
+    load_lexicon,
+    write_lexicon,
+)
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import parse_obo
 from share_ner.lexicons.index import normalized_key, soft_normalize

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_mimic import NOTE_1, NOTE_3, mimic3_csv, write
 
 from share_ner.cli import main
-from share_ner.document import Document
 from share_ner.formats import read_annotations
 from share_ner.notes import read_notes
-from test_mimic import NOTE_1, NOTE_3, mimic3_csv, write
 
 TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 

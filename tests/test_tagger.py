@@ -11,7 +11,15 @@ from share_ner.config import TaggerConfig, load_config
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.features import FeatureConfig
-from share_ner.model import FILES, MODEL_FORMAT_VERSION, ModelError, read_model_info, read_terms, write_config, write_terms
+from share_ner.model import (
+    FILES,
+    MODEL_FORMAT_VERSION,
+    ModelError,
+    read_model_info,
+    read_terms,
+    write_config,
+    write_terms,
+)
 from share_ner.tagger import check_gold, folds_of, mention_terms
 
 

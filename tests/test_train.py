@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from share_ner.cli import main
-from share_ner.formats.share import read_pipe_dir, write_pipe, gold_file_name
+from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
 from share_ner.notes import read_notes
 from share_ner.pipeline import Pipeline
 

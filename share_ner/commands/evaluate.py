@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from share_ner.errors import ShareNerError
 from share_ner.eval.ranking import rank_systems
 from share_ner.eval.report import format_by_doc, format_comparison, format_ranking, format_scores
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.errors import ShareNerError
 from share_ner.notes import read_notes
 
 

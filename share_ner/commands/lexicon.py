@@ -32,8 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from share_ner.lexicons import (UmlsFilter, build_gazetteer_lexicon, build_umls_lexicon, default_lexicon,
-                                    write_lexicon)
+    from share_ner.lexicons import (
+        UmlsFilter,
+        build_gazetteer_lexicon,
+        build_umls_lexicon,
+        default_lexicon,
+        write_lexicon,
+    )
     from share_ner.lexicons.umls import DEFAULT_SOURCES
 
     if args.umls:

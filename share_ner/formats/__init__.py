@@ -18,7 +18,7 @@ from typing import Iterable, Mapping
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import brat, jsonl, share
-from share_ner.notes import doc_id_from_path, is_gold_file
+from share_ner.notes import doc_id_from_path, is_gold_file, read_text_file
 
 FORMATS = ("share", "brat", "jsonl")
 SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX}
@@ -40,7 +40,7 @@ def format_of(path: str | Path) -> str | None:
 
 
 def _sniff(path: Path) -> str:
-    text = share.read_text_file(path)
+    text = read_text_file(path)
     first = next((line for line in text.split("\n") if line.strip()), "")
     if first.lstrip().startswith("{"):
         return "jsonl"
@@ -57,7 +57,7 @@ def _sniff(path: Path) -> str:
 
 def _pipe_lines(path: Path) -> list[int]:
     # read_pipe skips blank lines; these are the line numbers of the mentions it returns
-    text = share.read_text_file(path)
+    text = read_text_file(path)
     return [i for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
@@ -73,7 +73,7 @@ def _read_file(path: Path, fmt: str, per_note: bool, out: _Located) -> None:
                 found.setdefault(m.doc_id, []).append((lineno, m, ""))
     elif fmt == "brat":
         doc_id = doc_id_from_path(path)
-        found[doc_id] = list(brat.iter_ann(share.read_text_file(path), doc_id, path))
+        found[doc_id] = list(brat.iter_ann(read_text_file(path), doc_id, path))
     else:
         for rec in jsonl.read_jsonl(path):
             found[rec.doc_id] = [(rec.line, m, w) for m, w in zip(rec.mentions, rec.mention_texts)]

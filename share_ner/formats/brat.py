@@ -23,8 +23,7 @@ from typing import Iterable, Iterator
 
 from share_ner.document import CUI_LESS, Mention
 from share_ner.errors import InputError
-from share_ner.formats.share import read_text_file
-from share_ner.notes import doc_id_from_path
+from share_ner.notes import doc_id_from_path, read_text_file
 
 SUFFIX = ".ann"
 _OFFSETS = re.compile(r"^(\d+) (\d+)$")

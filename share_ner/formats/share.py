@@ -19,7 +19,7 @@ from typing import Iterable
 
 from share_ner.document import DISORDER, Mention
 from share_ner.errors import InputError
-from share_ner.notes import GOLD_SUFFIXES, doc_id_from_path, is_gold_file
+from share_ner.notes import GOLD_SUFFIXES, doc_id_from_path, is_gold_file, read_text_file
 
 SEP = "||"
 DOC_SUFFIX = ".txt"
@@ -78,19 +78,6 @@ def parse_text(text: str, path: str | Path | None = None) -> list[Mention]:
 
 def detect_newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
-
-
-def read_text_file(path: str | Path) -> str:
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        # utf-8-sig: a byte-order mark written by an editor is not part of the first note id.
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not valid UTF-8 (byte {exc.start})") from None
 
 
 def read_pipe(path: str | Path, expect_doc: str | None = None) -> list[Mention]:
