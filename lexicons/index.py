@@ -31,7 +31,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from share_ner.lexicons.lexicon import Lexicon, atomic_write_bytes, cache_dir
+from share_ner.lexicons.lexicon import Lexicon, cache_dir
+from share_ner.notes import atomic_write_bytes
 
 INDEX_VERSION = 7
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
@@ -319,6 +320,7 @@ def compile_index(lexicon: Lexicon, use_cache: bool = True) -> LexiconIndex:
     if use_cache:
         try:
             path = index_cache_path(h)
+            path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(path, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
             for stale in path.parent.glob(f"index-{h[:40]}-v*.pkl"):  # older index versions of this content
                 if stale != path:

@@ -224,12 +224,3 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "share-ner"
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write a file by temporary file + rename, so a reader never sees half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

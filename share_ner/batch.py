@@ -43,7 +43,7 @@ from share_ner.formats import SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import CsvRecord, is_csv_path, iter_csv_notes, read_header
-from share_ner.notes import decode_note, doc_id_from_path, is_gold_file
+from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is_gold_file
 
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
@@ -189,13 +189,6 @@ class RunSummary:
 # ---------------------------------------------------------------- output writers
 
 
-def _atomic_write(path: Path, content: str) -> None:
-    tmp = path.with_name(f".{path.name}{TMP_MARK}{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(content)
-    os.replace(tmp, path)
-
-
 def _jsonl_line(doc: Document, mentions: Sequence[Mention]) -> str:
     return format_record(doc.id, mentions, doc.text) + "\n"
 
@@ -338,7 +331,7 @@ class _ShardSink(_Sink):
         self._write_manifest()
 
     def _write_manifest(self) -> None:
-        _atomic_write(self.manifest, "".join(json.dumps(self.done[k]) + "\n" for k in sorted(self.done)))
+        atomic_write_text(self.manifest, "".join(json.dumps(self.done[k]) + "\n" for k in sorted(self.done)))
 
     def abort(self) -> None:
         if self.file is not None:
@@ -380,9 +373,9 @@ class _RejectLog:
                 lines = path.read_text(encoding="utf-8").split("\n")
                 self.seen = {ln + "\n" for ln in lines[1:] if ln.count("\t") == 2}
                 # rewrite without a line cut by a crash
-                _atomic_write(path, self.HEADER + "".join(ln + "\n" for ln in lines[1:] if ln + "\n" in self.seen))
+                atomic_write_text(path, self.HEADER + "".join(ln + "\n" for ln in lines[1:] if ln + "\n" in self.seen))
             else:
-                _atomic_write(path, self.HEADER)
+                atomic_write_text(path, self.HEADER)
 
     def add(self, reject: Reject) -> None:
         line = reject.to_line()
@@ -544,7 +537,7 @@ class _Runner:
                 raise ShareNerError(
                     f"{out} holds a run with other settings ({diff}); resume with the same options or use another --out"
                 )
-        _atomic_write(path, json.dumps(settings, indent=1) + "\n")
+        atomic_write_text(path, json.dumps(settings, indent=1) + "\n")
 
     @staticmethod
     def _remove_stale_temps(out: Path) -> None:
@@ -755,7 +748,7 @@ class _Runner:
             self.rejects.close()
             self.summary.seconds = time.perf_counter() - start
             if self.opt.out is not None:
-                _atomic_write(self.opt.out / SUMMARY_NAME, json.dumps(self.summary.to_dict(), indent=1) + "\n")
+                atomic_write_text(self.opt.out / SUMMARY_NAME, json.dumps(self.summary.to_dict(), indent=1) + "\n")
         return self.summary
 
 

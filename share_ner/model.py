@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from share_ner import __version__
 from share_ner.errors import ShareNerError
+from share_ner.notes import atomic_write_text
 
 MODEL_FORMAT = "share-ner-model"
 MODEL_FORMAT_VERSION = 1
@@ -78,9 +78,7 @@ def write_config(directory: Path, data: dict[str, Any]) -> Path:
     payload = {"format": MODEL_FORMAT, "format_version": MODEL_FORMAT_VERSION, "share_ner_version": __version__}
     payload.update(data)
     path = directory / FILES.config
-    tmp = directory / f".{FILES.config}.tmp{os.getpid()}"
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")
     return path
 
 

@@ -6,6 +6,7 @@ Offsets in every annotation format count characters of the text as stored,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -51,6 +52,25 @@ def read_text_file(path: str | Path, what: str = "file") -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"{what} is not valid UTF-8 (byte {exc.start})") from None
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write a file by temporary file + rename in the same folder, so a reader never sees half of it.
+
+    The temporary file is ``.<name>.tmp<pid>``; it is removed when the write fails.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """:func:`atomic_write_bytes` of UTF-8 text, newlines written as given."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def read_note(path: str | Path, encoding: str = "utf-8", doc_id: str | None = None) -> Document:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
 from share_ner.eval.ranking import rank_systems
 from share_ner.eval.report import format_by_doc, format_comparison, format_ranking, format_scores
@@ -18,16 +19,6 @@ from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
 from share_ner.notes import read_notes
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n} is not at least 1")
-    return n
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="predictions; several (or a directory of run directories) rank the systems")
     p.add_argument("--text", metavar="T", help="the notes: check every span ends within its note")
     p.add_argument("--vs", metavar="P2", help="second system: test each metric's difference for significance")
-    p.add_argument("--shuffles", type=_positive, default=10_000, metavar="N",
+    p.add_argument("--shuffles", type=at_least(1), default=10_000, metavar="N",
                    help="approximate-randomization shuffles (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the shuffles (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")

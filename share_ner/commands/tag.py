@@ -11,20 +11,8 @@ import sys
 from pathlib import Path
 
 from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, load_annotator, run_batch
+from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
-
-
-def _at_least(minimum: int):
-    def parse(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
-        if n < minimum:
-            raise argparse.ArgumentTypeError(f"{n} is not at least {minimum}")
-        return n
-
-    return parse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,14 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="output directory; without it, JSON Lines go to stdout")
     p.add_argument("--format", choices=("share", "brat", "jsonl"), dest="fmt",
                    help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports)")
-    p.add_argument("--jobs", type=_at_least(1), default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--jobs", type=at_least(1), default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--category", action="append", default=[], metavar="C",
                    help="CSV exports: keep only notes of this CATEGORY / note_type (repeatable)")
-    p.add_argument("--limit", type=_at_least(0), metavar="N", help="tag at most the first N selected notes")
+    p.add_argument("--limit", type=at_least(0), metavar="N", help="tag at most the first N selected notes")
     p.add_argument("--include-errors", action="store_true",
                    help="MIMIC-III: keep rows flagged ISERROR=1 (skipped by default)")
     p.add_argument("--encoding", default="utf-8", metavar="E", help="text encoding of the inputs (default utf-8)")
-    p.add_argument("--shard-size", type=_at_least(1), default=DEFAULT_SHARD_SIZE, metavar="N",
+    p.add_argument("--shard-size", type=at_least(1), default=DEFAULT_SHARD_SIZE, metavar="N",
                    help=f"CSV exports: notes per output shard (default {DEFAULT_SHARD_SIZE})")
     p.add_argument("--rejects", metavar="FILE",
                    help="rejects file (default DIR/rejects.tsv; without --out, rejects are printed to stderr)")

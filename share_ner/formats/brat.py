@@ -16,14 +16,13 @@ note; its id is the file name without ``.ann``.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from share_ner.document import CUI_LESS, Mention
 from share_ner.errors import InputError
-from share_ner.notes import doc_id_from_path, read_text_file
+from share_ner.notes import atomic_write_text, doc_id_from_path, read_text_file
 
 SUFFIX = ".ann"
 _OFFSETS = re.compile(r"^(\d+) (\d+)$")
@@ -161,8 +160,4 @@ def format_brat(mentions: Iterable[Mention], doc_text: str | None = None) -> str
 
 def write_brat(path: str | Path, mentions: Iterable[Mention], doc_text: str | None = None) -> None:
     """Write an ``.ann`` file atomically (temporary file, then rename)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(format_brat(mentions, doc_text))
-    os.replace(tmp, path)
+    atomic_write_text(path, format_brat(mentions, doc_text))

@@ -15,13 +15,12 @@ line carries the note text, every span is checked against it.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from share_ner.document import CUI_LESS, DISORDER, Document, Mention
 from share_ner.errors import InputError
-from share_ner.notes import read_text_file
+from share_ner.notes import atomic_write_text, read_text_file
 
 SUFFIX = ".jsonl"
 _EXPECTED = 'expected {"doc_id": ..., "mentions": [{"spans": [[start, end], ...], "cui": ...}, ...]}'
@@ -157,8 +156,4 @@ def write_jsonl(
     path: str | Path, records: Iterable[tuple[str, Iterable[Mention], str | None]], with_text: bool = False
 ) -> None:
     """Write JSON Lines atomically (temporary file, then rename)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(format_jsonl(records, with_text))
-    os.replace(tmp, path)
+    atomic_write_text(path, format_jsonl(records, with_text))

@@ -13,13 +13,12 @@ same bytes.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterable
 
 from share_ner.document import DISORDER, Mention
 from share_ner.errors import InputError
-from share_ner.notes import GOLD_SUFFIXES, doc_id_from_path, is_gold_file, read_text_file
+from share_ner.notes import GOLD_SUFFIXES, atomic_write_text, doc_id_from_path, is_gold_file, read_text_file
 
 SEP = "||"
 DOC_SUFFIX = ".txt"
@@ -104,11 +103,7 @@ def format_pipe(mentions: Iterable[Mention], newline: str = "\n") -> str:
 
 def write_pipe(path: str | Path, mentions: Iterable[Mention], newline: str = "\n") -> None:
     """Write mentions atomically (temporary file, then rename)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(format_pipe(mentions, newline))
-    os.replace(tmp, path)
+    atomic_write_text(path, format_pipe(mentions, newline))
 
 
 def gold_file_name(doc_id: str) -> str:
