@@ -157,6 +157,8 @@ def crf_variants(iterations: int, ablation_iterations: int) -> dict[str, tuple[s
                               {**abl, "coordination": False}, {"lexicon": "hpo", "clusters": True})
     out["no_expansion"] = ("full model without the post-tagging coordination expansion",
                            {**abl, "expand_coordinations": False}, {"lexicon": "hpo", "clusters": True})
+    out["no_brackets"] = ("full model without the post-tagging bracket repair",
+                          {**abl, "balance_brackets": False}, {"lexicon": "hpo", "clusters": True})
     out["no_hpo"] = ("full model with --lexicon none (no HPO lexicon)", abl, {"lexicon": "none", "clusters": True})
     tutorial = FeatureConfig.from_dict(
         {g: (g in TUTORIAL_GROUPS) for g in FeatureConfig().to_dict() if g != "window_size"} | {"window_size": 1}
@@ -164,7 +166,7 @@ def crf_variants(iterations: int, ablation_iterations: int) -> dict[str, tuple[s
     out["plain_crf"] = ("baseline: plain contiguous-BIO CRF, tutorial word features (word, affix, shape, +-1 window)",
                         {**base, "max_iterations": iterations, "scheme": "bio", "features": tutorial,
                          "train_gazetteer": False, "coordination": False,
-                         "expand_coordinations": False},
+                         "expand_coordinations": False, "balance_brackets": False},
                         {"lexicon": "none", "clusters": False})
     return out
 

@@ -55,6 +55,8 @@ class TaggerConfig:
             discontiguous mentions (needs a lexicon or the training gazetteer).
         expand_coordinations: after tagging, complete a coordination next to a tagged
             mention when its distributed reading is a known term (biohd scheme only).
+        balance_brackets: after tagging, repair mentions whose round brackets do not
+            pair up (close with the next token or cut before the unpaired bracket).
         features: H-feat's ``FeatureConfig`` (feature groups on/off).
     """
 
@@ -69,6 +71,7 @@ class TaggerConfig:
     gazetteer_reliability: bool = False
     coordination: bool = True
     expand_coordinations: bool = True
+    balance_brackets: bool = True
     features: Any = field(default_factory=_default_features)
 
     def __post_init__(self) -> None:
@@ -83,7 +86,7 @@ class TaggerConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
         for name in ("all_possible_transitions", "train_gazetteer", "gazetteer_reliability", "coordination",
-                     "expand_coordinations"):
+                     "expand_coordinations", "balance_brackets"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

@@ -71,7 +71,8 @@ class Pipeline:
         """Task 1a only: the note's disorder mentions, all ``CUI-less``."""
         seqs = doc_sequences(doc, self.resources, self.config.features, self.config.coordination)
         return tag_sequences(self.tagger_, seqs, self.config.scheme,
-                             self.resources if self.config.expand_coordinations else None)
+                             self.resources if self.config.expand_coordinations else None,
+                             brackets=self.config.balance_brackets)
 
     def annotate(self, doc: Document) -> list[Mention]:
         """Tasks 1a and 1b: the note's mentions, each with a CUI (or ``CUI-less``) when a normalizer was trained."""

@@ -377,11 +377,13 @@ def doc_sequences(doc: Document, resources: Any, features: Any,
 
 
 def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[dict]]],
-                  scheme: str, resources: TaggerResources | None = None) -> list[Mention]:
+                  scheme: str, resources: TaggerResources | None = None,
+                  brackets: bool = False) -> list[Mention]:
     """CRF tags for each sentence, decoded into CUI-less mentions.
 
     With ``resources`` (and the biohd scheme), :func:`expand_coordinations` adds the
-    distributed mentions of coordinations the CRF found only in part.
+    distributed mentions of coordinations the CRF found only in part; with ``brackets``,
+    :func:`balance_brackets` repairs mentions with unpaired round brackets.
     """
     mentions: list[Mention] = []
     expand = resources is not None and resources.term_matcher is not None and scheme == "biohd"
@@ -391,8 +393,75 @@ def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list
         if expand and found:
             found = drop_lone_fragments(sentence, tags, found, resources)
             found = expand_coordinations(sentence, found, resources)
+        if brackets and found:
+            found = balance_brackets(sentence, found)
         mentions.extend(found)
     return mentions
+
+
+def _bracket_depth(text: str) -> int:
+    return text.count("(") - text.count(")")
+
+
+def balance_brackets(sentence: Sentence, mentions: list[Mention]) -> list[Mention]:
+    """Repair mentions whose round brackets do not pair up, as gold mentions almost never do.
+
+    An open bracket left unclosed at the end is closed by the next token when it is ``)``
+    ("polycystic ovary syndrome (PCOS" + ")"); otherwise the mention is cut before it
+    ("tricuspid regurgitation (TR" → "tricuspid regurgitation"). A closing bracket with no
+    opening one at the start is matched by the token before when it is ``(``, else the
+    mention starts after it ("metastatic) malignant melanoma" → "malignant melanoma").
+    A mention left with no tokens is dropped. Gold mentions almost never have unpaired
+    brackets (7 of 8,406 on chia/train, none on NCBI disease or BC5CDR train).
+    """
+    tokens = sentence.tokens
+    index_of_start = {t.start: i for i, t in enumerate(tokens)}
+    index_of_end = {t.end: i for i, t in enumerate(tokens)}
+    out: list[Mention] = []
+    changed = False
+    for m in mentions:
+        runs = []
+        for s, e in m.spans:
+            i, j = index_of_start.get(s), index_of_end.get(e)
+            if i is None or j is None:
+                break
+            runs.append([i, j])
+        depth = sum(_bracket_depth(tokens[k].text) for i, j in runs for k in range(i, j + 1))
+        if depth == 0 or len(runs) != len(m.spans):
+            out.append(m)
+            continue
+        changed = True
+        if depth > 0:
+            i, j = runs[-1]
+            if j + 1 < len(tokens) and tokens[j + 1].text == ")" and depth == 1:
+                runs[-1][1] = j + 1
+            else:
+                cut = max((k for k in range(i, j + 1) if "(" in tokens[k].text), default=None)
+                if cut is None:  # the open bracket is in an earlier fragment: leave the mention alone
+                    out.append(m)
+                    continue
+                if cut > i:
+                    runs[-1][1] = cut - 1
+                else:
+                    runs.pop()
+        else:
+            i, j = runs[0]
+            if i > 0 and tokens[i - 1].text == "(" and depth == -1:
+                runs[0][0] = i - 1
+            else:
+                cut = min((k for k in range(i, j + 1) if ")" in tokens[k].text), default=None)
+                if cut is None:
+                    out.append(m)
+                    continue
+                if cut < j:
+                    runs[0][0] = cut + 1
+                else:
+                    runs.pop(0)
+        if runs:
+            out.append(Mention(m.doc_id, tuple((tokens[i].start, tokens[j].end) for i, j in runs), m.cui, m.type))
+    if not changed:
+        return mentions
+    return sorted(set(out), key=lambda x: x.spans)
 
 
 def drop_lone_fragments(sentence: Sentence, tags: Sequence[str], mentions: list[Mention],

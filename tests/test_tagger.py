@@ -216,6 +216,43 @@ def test_expand_coordination_keeps_a_conjunct_that_is_a_term() -> None:
     assert got == [("asthma",), ("asthma", "failure"), ("heart failure",)]
 
 
+def _balance(text: str, spans: list[list[tuple[int, int]]]) -> list[tuple[str, ...]]:
+    from share_ner.document import Sentence, Token
+    from share_ner.tagger import balance_brackets
+
+    tokens, pos = [], 0
+    for word in text.split(" "):
+        tokens.append(Token(word, pos, pos + len(word)))
+        pos += len(word) + 1
+    found = [Mention("d", tuple(s)) for s in spans]
+    return [tuple(text[s:e] for s, e in m.spans) for m in balance_brackets(Sentence("d", tuple(tokens)), found)]
+
+
+def test_balance_brackets_closes_with_the_next_token_or_cuts() -> None:
+    text = "polycystic ovary syndrome ( PCOS ) or tricuspid regurgitation ( TR ) here"
+    # "polycystic ovary syndrome ( PCOS" -> closed by the next ")".
+    assert _balance(text, [[(0, 32)]]) == [("polycystic ovary syndrome ( PCOS )",)]
+    start = text.index("tricuspid")
+    assert _balance(text, [[(start, text.index("TR") + 2)]]) == [("tricuspid regurgitation ( TR )",)]
+    # No ")" follows: the mention is cut before the "(".
+    assert _balance("a ( b c", [[(0, 7)]]) == [("a",)]
+    assert _balance("heart failure ( NYHA III", [[(0, 24)]]) == [("heart failure",)]
+    # A mention that is only the open bracket and what follows disappears.
+    assert _balance("( b c", [[(0, 5)]]) == []
+
+
+def test_balance_brackets_opens_with_the_token_before_or_cuts() -> None:
+    assert _balance("metastatic ) malignant melanoma", [[(0, 31)]]) == [("malignant melanoma",)]
+    assert _balance("x ( PCOS )", [[(4, 10)]]) == [("( PCOS )",)]
+    # Two mentions, each with an unpaired bracket, are each cut.
+    assert _balance("a ( b c ) d", [[(0, 5)], [(8, 11)]]) == [("a",), ("d",)]
+    # Balanced mentions (also across fragments) are left alone, and so is one whose
+    # unpaired bracket is not in the fragment at the end it is checked from.
+    assert _balance("a ( b ) c", [[(0, 9)]]) == [("a ( b ) c",)]
+    assert _balance("a ( b c ) d", [[(0, 5), (8, 11)]]) == [("a ( b", ") d")]
+    assert _balance("( b c d", [[(0, 3), (6, 7)]]) == [("( b", "d")]
+
+
 def test_lone_fragment_is_dropped_unless_a_known_term() -> None:
     from share_ner.document import Sentence, Token
     from share_ner.tagger import drop_lone_fragments, make_resources
