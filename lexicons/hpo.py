@@ -14,7 +14,7 @@ import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, hash_bytes
@@ -42,17 +42,28 @@ def _unescape(s: str) -> str:
     return s.replace('\\"', '"').replace("\\\\", "\\")
 
 
-def parse_obo(text: str) -> Iterator[LexiconEntry]:
-    """Yield lexicon entries from OBO text: one per (UMLS xref, name or EXACT/RELATED synonym)."""
+class HpoTerm(NamedTuple):
+    """One non-obsolete HPO term with UMLS cross-references: its id, name, EXACT/RELATED synonyms and CUIs."""
+
+    id: str
+    name: str
+    synonyms: tuple[str, ...]  # case-insensitive duplicates of the name or of each other dropped
+    cuis: tuple[str, ...]  # in hp.obo order (the first is the tie-break choice)
+
+
+def parse_terms(text: str) -> Iterator[HpoTerm]:
+    """Yield the terms of OBO text that are not obsolete and cite at least one ``xref: UMLS:`` CUI."""
     for block in text.split("\n[")[1:]:
         if not block.startswith("Term]"):
             continue
-        name = ""
+        term_id = name = ""
         synonyms: list[str] = []
         cuis: list[str] = []
         obsolete = False
         for line in block.split("\n"):
-            if line.startswith("name: "):
+            if line.startswith("id: "):
+                term_id = line[4:].strip()
+            elif line.startswith("name: "):
                 name = line[6:].strip()
             elif line.startswith("synonym: "):
                 m = _SYNONYM.match(line)
@@ -64,13 +75,22 @@ def parse_obo(text: str) -> Iterator[LexiconEntry]:
                 obsolete = True
         if obsolete or not cuis or not name:
             continue
-        for cui in dict.fromkeys(cuis):
-            yield LexiconEntry(cui, name, SOURCE, HPO_SEMTYPE, True)
-            seen = {name.lower()}
-            for syn in synonyms:
-                if syn and syn.lower() not in seen:
-                    seen.add(syn.lower())
-                    yield LexiconEntry(cui, syn, SOURCE, HPO_SEMTYPE, False)
+        seen = {name.lower()}
+        kept: list[str] = []
+        for syn in synonyms:
+            if syn and syn.lower() not in seen:
+                seen.add(syn.lower())
+                kept.append(syn)
+        yield HpoTerm(term_id, name, tuple(kept), tuple(dict.fromkeys(cuis)))
+
+
+def parse_obo(text: str) -> Iterator[LexiconEntry]:
+    """Yield lexicon entries from OBO text: one per (UMLS xref, name or EXACT/RELATED synonym)."""
+    for term in parse_terms(text):
+        for cui in term.cuis:
+            yield LexiconEntry(cui, term.name, SOURCE, HPO_SEMTYPE, True)
+            for syn in term.synonyms:
+                yield LexiconEntry(cui, syn, SOURCE, HPO_SEMTYPE, False)
 
 
 def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
