@@ -43,7 +43,7 @@ from share_ner.lexicons import Lexicon, LexiconEntry, default_lexicon, gazetteer
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.holdout import leave_one_name_out, lexicon_without
 from share_ner.lexicons.hpo import hpo_obo_path, parse_obo, parse_terms
-from share_ner.normalizer import STEPS, Normalizer, NormalizerConfig, normalize_all
+from share_ner.normalizer import STEPS, Normalizer, NormalizerConfig, fit_threshold, normalize_all
 from share_ner.notes import read_notes
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -260,10 +260,13 @@ def lexicon_only_dev(n: int, seed: int, corpora: list[str]) -> str:
     lines += ["", "CUI-less threshold without training data (tf-idf decisions scoring under it become CUI-less): "
               "mentions right on each dev set; the default is the threshold with the most right in all.\n",
               "| threshold | " + " | ".join(sets) + " | all |", "|---|" + "---|" * (len(sets) + 1)]
-    for t in sorted(set(THRESHOLDS) | {default}):
+    pooled = [o for outcomes in sets.values() for o in outcomes if o[0] is not None]
+    best = fit_threshold([o[0] for o in pooled], [o[1] for o in pooled], [o[2] for o in pooled], default)
+    for t in sorted(set(THRESHOLDS) | {default, round(best, 2)}):
         counts = [right_at(o, t) for o in sets.values()]
         mark = " (default)" if t == default else ""
         lines.append(f"| {t:.2f}{mark} | " + " | ".join(map(str, counts)) + f" | {sum(counts)} |")
+    lines.append(f"\n`fit_threshold` on the three dev sets pooled: {best:.3f} (the default is this, rounded).")
     return "\n".join(lines) + "\n"
 
 

@@ -50,7 +50,15 @@ from rapidfuzz import fuzz
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
-from share_ner.lexicons.index import LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize, stem
+from share_ner.lexicons.index import (
+    STOPWORDS,
+    LexiconIndex,
+    compile_index,
+    exact_key,
+    normalized_key,
+    soft_normalize,
+    stem,
+)
 from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
 from share_ner.settings import checked_settings
 
@@ -84,7 +92,8 @@ class NormalizerConfig:
     use_ranker: bool = False  # re-rank tf-idf candidates by a logistic regression fitted on training notes
     context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-4 in the same note
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
-    default_threshold: float = 0.45  # used when there is no training data to fit one (chosen on lexicon-only dev sets)
+    coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
+    default_threshold: float = 0.37  # without training data to fit one; chosen on lexicon-only dev sets (docs)
     folds: int = 5  # cross-validation folds for fitting the threshold
     seed: int = 13
 
@@ -526,6 +535,8 @@ class Normalizer:
                         score = _sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1])
                     else:
                         score = (1 - w) * cos + w * fz + (cfg.context_bonus if in_context else 0.0)
+                        if cfg.coverage_weight:
+                            score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * word_coverage(q, name)
                     prev = slot.get(cui)
                     if prev is None or score > prev[0]:
                         slot[cui] = (score, cos, fz, name, source, feats)
@@ -597,7 +608,10 @@ class Normalizer:
         if meta.get("format_version") != FORMAT_VERSION:
             raise ShareNerError(f"{meta_path}: normalizer format {meta.get('format_version')!r}; "
                                 f"this share-ner reads format {FORMAT_VERSION}")
-        config = NormalizerConfig.from_dict(meta.get("config", {}))
+        saved = meta.get("config", {})
+        # Saved before word coverage joined the tf-idf score: keep the score its threshold was fitted on.
+        config = NormalizerConfig.from_dict({"coverage_weight": 0.0, **saved} if "coverage_weight" not in saved
+                                            else saved)
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
@@ -645,6 +659,21 @@ def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int
     return [cos, fz, fuzz.ratio(query, name) / 100.0, fuzz.partial_ratio(query, name) / 100.0,
             fuzz.token_set_ratio(query, name) / 100.0, math.log1p(prior), float(in_context), float(from_training),
             float(same_last), min(len(query), len(name)) / max(len(query), len(name), 1)]
+
+
+# Two words agree when their first six letters do (abnormal/abnormality, hemiplegia/hemiplegic); chosen on dev.
+COVERAGE_PREFIX = 6
+
+
+def word_coverage(query: str, name: str) -> float:
+    """The share of the query's content words that a word of ``name`` agrees with (same first
+    :data:`COVERAGE_PREFIX` letters); stop words are not counted. "spotty increased pigmentation" covers 2/3 of
+    itself in "spotty decreased pigmentation" and 3/3 in "increased spotty pigmentation"."""
+    words = [w for w in query.split() if w not in STOPWORDS]
+    if not words:
+        return 0.0
+    prefixes = {w[:COVERAGE_PREFIX] for w in name.split() if w not in STOPWORDS}
+    return sum(w[:COVERAGE_PREFIX] in prefixes for w in words) / len(words)
 
 
 def _sigmoid(x: float) -> float:

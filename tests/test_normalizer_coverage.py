@@ -1,0 +1,49 @@
+"""Word coverage in the tf-idf score, and normalizers saved before it existed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from share_ner.document import Document, Mention
+from share_ner.lexicons import Lexicon, LexiconEntry
+from share_ner.normalizer import Normalizer, NormalizerConfig, word_coverage
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+
+
+def test_word_coverage_hand_counted():
+    assert word_coverage("spotty increased pigmentation", "spotty decreased pigmentation") == pytest.approx(2 / 3)
+    # stop words are not counted; words agree on their first six letters (abnormality / abnormal)
+    assert word_coverage("abnormality of the ethmoid bone", "abnormal ethmoid bone morphology") == 1.0
+    assert word_coverage("abnormality of the ethmoid bone", "abnormality of ethmoid sinus") == pytest.approx(2 / 3)
+    assert word_coverage("hemiplegia", "hemiparesis") == 0.0
+    assert word_coverage("of the", "anything") == 0.0
+
+
+def test_coverage_prefers_the_name_that_keeps_every_query_word():
+    lex = Lexicon.from_entries([LexiconEntry("C1", "Abnormality of ethmoid sinus", "HPO", (), True),
+                                LexiconEntry("C2", "Abnormal ethmoid bone morphology", "HPO", (), True)], "two")
+    text = "Abnormality of ethmoid bone"
+    doc = Document("d", text)
+    m = Mention("d", ((0, len(text)),))
+    (without,) = Normalizer(lex, None, NormalizerConfig(coverage_weight=0.0)).decide(doc, [m])
+    # (a two-name lexicon gives "bone" a high idf, hence a wide cosine gap: a high weight closes it)
+    (with_,) = Normalizer(lex, None, NormalizerConfig(coverage_weight=0.5)).decide(doc, [m])
+    assert without.method == with_.method == "tfidf"
+    assert (without.cui, with_.cui) == ("C1", "C2")
+
+
+def test_normalizer_saved_without_coverage_loads_without_it(tmp_path):
+    lex = Lexicon.from_entries([LexiconEntry("C1", "Headache", "X", (), True)], "one")
+    Normalizer(lex, None, NormalizerConfig(coverage_weight=0.3)).save(tmp_path)
+    assert Normalizer.load(tmp_path).config.coverage_weight == 0.3
+    meta_path = tmp_path / "normalizer.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    del meta["config"]["coverage_weight"]  # as written by share-ner before the setting existed
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    assert Normalizer.load(tmp_path).config.coverage_weight == 0.0
