@@ -92,6 +92,7 @@ class NormalizerConfig:
     use_ranker: bool = False  # re-rank tf-idf candidates by a logistic regression fitted on training notes
     context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-4 in the same note
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
+    composite_needs_coordination: bool = True  # tf-idf gives a composite id (D1+D2) only to "X and Y", "X, Y"
     coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
     default_threshold: float = 0.37  # without training data to fit one; chosen on lexicon-only dev sets (docs)
     folds: int = 5  # cross-validation folds for fitting the threshold
@@ -511,6 +512,7 @@ class Normalizer:
         """Step 5 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note."""
         cfg = self.config
         flat = [soft_normalize(q) for qs in queries for q in qs]
+        coordinated = [_COORDINATION.search(q) is not None for qs in queries for q in qs]
         owner = [i for i, qs in enumerate(queries) for _ in qs]
         best: list[dict[str, tuple[float, float, float, str, str, list[float]]]] = [{} for _ in queries]
         w = cfg.fuzz_weight
@@ -528,6 +530,8 @@ class Normalizer:
                     fz = scorer(q, name) / 100.0
                     rows = index.name_rows(u)
                     cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
+                    if cfg.composite_needs_coordination and "+" in cui and not coordinated[q_i]:
+                        continue  # a fuzzy match asserts one concept, not several
                     in_context = bool(context is not None and cui in context[k])
                     feats = _candidate_features(q, name, cos, fz, self._prior.get(cui, 0), in_context,
                                                 source == "train") if ranker or self._collect_features else []

@@ -47,3 +47,20 @@ def test_normalizer_saved_without_coverage_loads_without_it(tmp_path):
     del meta["config"]["coverage_weight"]  # as written by share-ner before the setting existed
     meta_path.write_text(json.dumps(meta), encoding="utf-8")
     assert Normalizer.load(tmp_path).config.coverage_weight == 0.0
+
+
+def test_tfidf_gives_a_composite_id_only_to_a_coordination():
+    from share_ner.lexicons.gazetteer import gazetteer_lexicon
+
+    train = Document("t", "optic and peripheral neuropathy; neuropathy")
+    gold = {"t": [Mention("t", ((0, 31),), "D1+D2"), Mention("t", ((33, 43),), "D2")]}
+    gaz = gazetteer_lexicon({"t": train}, gold)
+    text = "retinal peripheral neuropathies; retinal or peripheral neuropathies"
+    doc = Document("d", text)
+    ms = [Mention("d", ((0, 31),)), Mention("d", ((33, len(text)),))]
+    on = Normalizer(None, gaz, NormalizerConfig(use_threshold=False)).decide(doc, ms)
+    off = Normalizer(None, gaz, NormalizerConfig(use_threshold=False, composite_needs_coordination=False)).decide(
+        doc, ms)
+    assert [d.method for d in on] == [d.method for d in off] == ["tfidf", "tfidf"]
+    assert off[0].cui == "D1+D2" and on[0].cui == "D2"  # no "and"/"or"/comma: one concept
+    assert on[1].cui == off[1].cui == "D1+D2"  # a coordination may take the composite id
