@@ -22,7 +22,7 @@ import pickle
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -34,7 +34,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -122,16 +122,23 @@ class Rewrites:
     """
 
     swap: dict[str, dict[str, int]]
+    # phrase["disease"]["abnormal morphology"] and back: one word against two (sorted, space-joined), counted
+    # the same way ("Abnormality of the sacrum" / "Abnormal sacrum morphology")
+    phrase: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def merged(self, other: "Rewrites | None") -> "Rewrites":
         if other is None:
             return self
-        swap = {a: dict(bs) for a, bs in self.swap.items()}
-        for a, bs in other.swap.items():
-            row = swap.setdefault(a, {})
-            for b, n in bs.items():
-                row[b] = row.get(b, 0) + n
-        return Rewrites(swap)
+        return Rewrites(_added(self.swap, other.swap), _added(self.phrase, other.phrase))
+
+
+def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    out = {a: dict(bs) for a, bs in x.items()}
+    for a, bs in y.items():
+        row = out.setdefault(a, {})
+        for b, n in bs.items():
+            row[b] = row.get(b, 0) + n
+    return out
 
 
 # Concepts with more names than this are skipped when learning rewrites (pairwise comparison cost).
@@ -145,6 +152,7 @@ def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
         if k and cui != "CUI-less":
             by_cui.setdefault(cui, set()).add(k)
     swap_pairs: set[tuple[str, str, str]] = set()
+    phrase_pairs: set[tuple[str, str, str]] = set()
     for cui, keys in by_cui.items():
         if len(keys) < 2 or len(keys) > _REWRITE_MAX_NAMES:
             continue
@@ -152,15 +160,25 @@ def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
         for i in range(len(bags)):
             for j in range(i + 1, len(bags)):
                 a, b = bags[i] - bags[j], bags[j] - bags[i]
-                if sum(a.values()) == 1 and sum(b.values()) == 1:
+                sizes = (sum(a.values()), sum(b.values()))
+                if sizes == (1, 1):
                     (wa,), (wb,) = a, b
                     swap_pairs.add((cui, wa, wb))
                     swap_pairs.add((cui, wb, wa))
-    swap: dict[str, dict[str, int]] = {}
-    for _, wa, wb in swap_pairs:
-        row = swap.setdefault(wa, {})
-        row[wb] = row.get(wb, 0) + 1
-    return Rewrites(swap)
+                elif sizes in ((1, 2), (2, 1)):
+                    pa, pb = " ".join(sorted(a.elements())), " ".join(sorted(b.elements()))
+                    phrase_pairs.add((cui, pa, pb))
+                    phrase_pairs.add((cui, pb, pa))
+    return Rewrites(_counted(swap_pairs), _counted(phrase_pairs))
+
+
+def _counted(pairs: set[tuple[str, str, str]]) -> dict[str, dict[str, int]]:
+    """(concept, a, b) triples → ``out[a][b]``: the number of concepts."""
+    out: dict[str, dict[str, int]] = {}
+    for _, a, b in pairs:
+        row = out.setdefault(a, {})
+        row[b] = row.get(b, 0) + 1
+    return out
 
 
 def make_vectorizer() -> TfidfVectorizer:

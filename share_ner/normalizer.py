@@ -81,6 +81,7 @@ class NormalizerConfig:
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
     use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
+    phrase_rewrites: bool = True  # the rewrite step also swaps one word for two and two for one
     use_abbreviations: bool = True
     use_partial: bool = True
     use_tfidf: bool = True
@@ -180,15 +181,20 @@ def _prefer_note_labels(decisions: Sequence[Decision | None]) -> None:
 
 
 def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None,
-                     min_count: int) -> dict[str, list[tuple[str, int]]] | None:
-    """The word swaps of both indexes seen in at least ``min_count`` concepts, by word, most frequent first."""
+                     min_count: int) -> tuple[dict[str, list[tuple[str, int]]], dict[str, list[tuple[str, int]]]] | None:
+    """The word swaps and the one-word/two-word phrase swaps of both indexes seen in at least ``min_count``
+    concepts, by word (or space-joined word pair), most frequent first."""
     learned = [r for r in (getattr(gaz, "rewrites", None), getattr(lex, "rewrites", None)) if r is not None]
     if not learned:
         return None
     merged = learned[0].merged(learned[1] if len(learned) > 1 else None)
-    swap = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
-            for a, bs in merged.swap.items()}
-    return {a: bs for a, bs in swap.items() if bs}
+
+    def ranked(table: dict[str, dict[str, int]]) -> dict[str, list[tuple[str, int]]]:
+        out = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
+               for a, bs in table.items()}
+        return {a: bs for a, bs in out.items() if bs}
+
+    return ranked(merged.swap), ranked(getattr(merged, "phrase", {}))
 
 
 def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str, str]:
@@ -408,16 +414,30 @@ class Normalizer:
     def _rewrite(self, text: str, tried: list[str]) -> Decision | None:
         """The normalized key with one word swapped for another that names the same thing in other concepts' names
         ("renal impairment" → "renal dysfunction") equals that of a training string or lexicon name; the swap
-        seen in the most concepts wins."""
+        seen in the most concepts wins. Then, likewise, one word against two or two against one
+        ("abnormality of the sacrum" → "abnormal sacrum morphology"), when ``phrase_rewrites`` is on."""
         if self._rewrites is None or not self.config.use_normalized:
             return None
+        swaps, phrases = self._rewrites
         words = normalized_key(text).split()
         variants: list[tuple[int, str]] = []
         for i, w in enumerate(words):
             rest = words[:i] + words[i + 1:]
-            for b, n in self._rewrites.get(w, ()):
+            for b, n in swaps.get(w, ()):
                 variants.append((n, " ".join(sorted(rest + [b]))))
         variants.sort(key=lambda v: -v[0])  # stable: ties keep word order
+        if self.config.phrase_rewrites and phrases:
+            longer: list[tuple[int, str]] = []
+            for i, w in enumerate(words):
+                rest = words[:i] + words[i + 1:]
+                for b, n in phrases.get(w, ()):
+                    longer.append((n, " ".join(sorted(rest + b.split()))))
+                for j in range(i + 1, len(words)):
+                    rest2 = rest[:j - 1] + rest[j:]
+                    for b, n in phrases.get(f"{w} {words[j]}", ()):
+                        longer.append((n, " ".join(sorted(rest2 + [b]))))
+            longer.sort(key=lambda v: -v[0])
+            variants += longer
         tried.append("rewrite")
         for _, variant in variants:
             for index in (self._gaz if self.config.use_gazetteer else None, self._lex):

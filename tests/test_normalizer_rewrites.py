@@ -81,3 +81,27 @@ def test_coordination_parts_share_leading_words():
     doc = Document("d", "ventricular tachycardia and fibrillation")
     d = norm.decide(doc, spans(doc, "ventricular tachycardia and fibrillation"))[0]
     assert (d.cui, d.method) == ("D1+D2", "partial")
+
+
+def test_learn_rewrites_one_word_against_two():
+    rewrites = learn_rewrites([
+        ("C1", "disease sacrum"), ("C1", "abnormal morphology sacrum"),
+        ("C2", "disease tragus"), ("C2", "abnormal morphology tragus"),
+        ("C3", "a b"), ("C3", "c d e"),  # two words against three: nothing
+        ("C4", "x"), ("C4", "x y"),  # a word more: nothing
+    ])
+    assert rewrites.phrase == {"disease": {"abnormal morphology": 2}, "abnormal morphology": {"disease": 2}}
+    assert rewrites.swap == {}
+
+
+def test_rewrite_step_swaps_one_word_for_two_and_back():
+    lex = Lexicon.from_entries([LexiconEntry("C1", "Abnormality of the sacrum", "HPO", (), True),
+                                LexiconEntry("C1", "Abnormal sacrum morphology", "HPO", (), False),
+                                LexiconEntry("C3", "Abnormal placenta morphology", "HPO", (), True),
+                                LexiconEntry("C4", "Abnormality of the nephron", "HPO", (), True)], "phrases")
+    doc = Document("d", "Abnormality of the placenta; abnormal nephron morphology")
+    ms = spans(doc, "Abnormality of the placenta", "abnormal nephron morphology")
+    got = [(d.cui, d.method) for d in Normalizer(lex).decide(doc, ms)]
+    assert got == [("C3", "rewrite"), ("C4", "rewrite")]
+    off = Normalizer(lex, config=NormalizerConfig(phrase_rewrites=False)).decide(doc, ms)
+    assert all(d.method != "rewrite" for d in off)
