@@ -122,8 +122,9 @@ class Rewrites:
     """
 
     swap: dict[str, dict[str, int]]
-    # phrase["disease"]["abnormal morphology"] and back: one word against two (sorted, space-joined), counted
-    # the same way ("Abnormality of the sacrum" / "Abnormal sacrum morphology")
+    # phrase["disease"]["abnormal morphology"] and back: one word against two, or two against two (sorted,
+    # space-joined), counted the same way ("Abnormality of the sacrum" / "Abnormal sacrum morphology",
+    # "distal phalanx" / "outermost bone")
     phrase: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def merged(self, other: "Rewrites | None") -> "Rewrites":
@@ -165,7 +166,7 @@ def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
                     (wa,), (wb,) = a, b
                     swap_pairs.add((cui, wa, wb))
                     swap_pairs.add((cui, wb, wa))
-                elif sizes in ((1, 2), (2, 1)):
+                elif sizes in ((1, 2), (2, 1), (2, 2)):
                     pa, pb = " ".join(sorted(a.elements())), " ".join(sorted(b.elements()))
                     phrase_pairs.add((cui, pa, pb))
                     phrase_pairs.add((cui, pb, pa))

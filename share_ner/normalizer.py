@@ -81,7 +81,7 @@ class NormalizerConfig:
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
     use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
-    phrase_rewrites: bool = True  # the rewrite step also swaps one word for two and two for one
+    phrase_rewrites: bool = True  # the rewrite step also swaps one word for two, two for one, two for two
     use_abbreviations: bool = True
     use_partial: bool = True
     use_tfidf: bool = True
@@ -414,7 +414,7 @@ class Normalizer:
     def _rewrite(self, text: str, tried: list[str]) -> Decision | None:
         """The normalized key with one word swapped for another that names the same thing in other concepts' names
         ("renal impairment" → "renal dysfunction") equals that of a training string or lexicon name; the swap
-        seen in the most concepts wins. Then, likewise, one word against two or two against one
+        seen in the most concepts wins. Then, likewise, one word against two, two against one or two against two
         ("abnormality of the sacrum" → "abnormal sacrum morphology"), when ``phrase_rewrites`` is on."""
         if self._rewrites is None or not self.config.use_normalized:
             return None
@@ -435,7 +435,7 @@ class Normalizer:
                 for j in range(i + 1, len(words)):
                     rest2 = rest[:j - 1] + rest[j:]
                     for b, n in phrases.get(f"{w} {words[j]}", ()):
-                        longer.append((n, " ".join(sorted(rest2 + [b]))))
+                        longer.append((n, " ".join(sorted(rest2 + b.split()))))
             longer.sort(key=lambda v: -v[0])
             variants += longer
         tried.append("rewrite")

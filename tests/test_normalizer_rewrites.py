@@ -89,8 +89,10 @@ def test_learn_rewrites_one_word_against_two():
         ("C2", "disease tragus"), ("C2", "abnormal morphology tragus"),
         ("C3", "a b"), ("C3", "c d e"),  # two words against three: nothing
         ("C4", "x"), ("C4", "x y"),  # a word more: nothing
+        ("C5", "bone finger outermost"), ("C5", "distal finger phalanx"),  # two against two
     ])
-    assert rewrites.phrase == {"disease": {"abnormal morphology": 2}, "abnormal morphology": {"disease": 2}}
+    assert rewrites.phrase == {"disease": {"abnormal morphology": 2}, "abnormal morphology": {"disease": 2},
+                               "bone outermost": {"distal phalanx": 1}, "distal phalanx": {"bone outermost": 1}}
     assert rewrites.swap == {}
 
 
@@ -98,10 +100,13 @@ def test_rewrite_step_swaps_one_word_for_two_and_back():
     lex = Lexicon.from_entries([LexiconEntry("C1", "Abnormality of the sacrum", "HPO", (), True),
                                 LexiconEntry("C1", "Abnormal sacrum morphology", "HPO", (), False),
                                 LexiconEntry("C3", "Abnormal placenta morphology", "HPO", (), True),
-                                LexiconEntry("C4", "Abnormality of the nephron", "HPO", (), True)], "phrases")
-    doc = Document("d", "Abnormality of the placenta; abnormal nephron morphology")
-    ms = spans(doc, "Abnormality of the placenta", "abnormal nephron morphology")
+                                LexiconEntry("C4", "Abnormality of the nephron", "HPO", (), True),
+                                LexiconEntry("C5", "Short outermost bone of toe", "HPO", (), True),
+                                LexiconEntry("C5", "Short distal phalanx of toe", "HPO", (), False),
+                                LexiconEntry("C6", "Broad distal phalanx of thumb", "HPO", (), True)], "phrases")
+    doc = Document("d", "Abnormality of the placenta; abnormal nephron morphology; broad outermost bone of thumb")
+    ms = spans(doc, "Abnormality of the placenta", "abnormal nephron morphology", "broad outermost bone of thumb")
     got = [(d.cui, d.method) for d in Normalizer(lex).decide(doc, ms)]
-    assert got == [("C3", "rewrite"), ("C4", "rewrite")]
+    assert got == [("C3", "rewrite"), ("C4", "rewrite"), ("C6", "rewrite")]
     off = Normalizer(lex, config=NormalizerConfig(phrase_rewrites=False)).decide(doc, ms)
     assert all(d.method != "rewrite" for d in off)
