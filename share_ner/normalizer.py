@@ -15,15 +15,19 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
    are learned from pairs of names of one concept that differ by one word
-   (:func:`share_ner.lexicons.index.learn_rewrites`);
+   (:func:`share_ner.lexicons.index.learn_rewrites`), then likewise one word
+   against two, two against one or two against two (``phrase_rewrites``);
 6. ``partial`` — the longest suffix of two or more words that matches by steps
    1-2 ("sporadic Wilms tumours" → "Wilms tumours");
 7. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
    lexicon names (one sparse product for all mentions of a note), the top
-   candidates re-scored with rapidfuzz; the best CUI wins;
+   candidates re-scored with rapidfuzz and the share of the mention's words
+   they contain (:func:`word_coverage`); the best CUI wins; a composite id
+   (``D1+D2``) only for a coordinated mention;
 8. ``threshold`` — a step-7 decision scoring under a threshold becomes
    ``CUI-less``; the threshold is fitted on the training notes by
-   cross-validation to maximise accuracy and saved with the model.
+   cross-validation to maximise accuracy and saved with the model (without
+   training notes: ``default_threshold``).
 
 Then, per note, a training string annotated with several labels takes the one
 of them that the note's unambiguous decisions use (``note_consistency``).
