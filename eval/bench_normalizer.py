@@ -244,6 +244,38 @@ def right_at(outcomes: list[Outcome], threshold: float) -> int:
     return sum(ok if s is None or s >= threshold else rejected for s, ok, rejected in outcomes)
 
 
+def run_train_cv(corpus: str, change: Mapping[str, object], folds: int = 5, seed: int = 7) -> tuple[int, int]:
+    """Mentions right over the train notes by ``folds``-fold cross-validation: each fold normalized by a
+    normalizer fitted (gazetteer and threshold) on the other folds' notes."""
+    import random
+
+    docs, gold = load(corpus, "train")
+    ids = sorted(gold)
+    random.Random(seed).shuffle(ids)
+    right = total = 0
+    for f in range(folds):
+        held = set(ids[f::folds])
+        norm = Normalizer.fit(None, docs, {d: g for d, g in gold.items() if d not in held}, NormalizerConfig(**change))
+        c, t = accuracy(norm, docs, {d: gold[d] for d in sorted(held)})
+        right, total = right + c, total + t
+    return right, total
+
+
+def train_cv_table(corpora: list[str]) -> str:
+    """The full setting and the variants by 5-fold cross-validation over the train notes."""
+    rows = [("full (default settings)", {})] + [(label, change) for label, change in VARIANTS
+                                                  if not ({"use_ranker", "default_threshold"} & set(change))]
+    lines = ["| setting | " + " | ".join(f"{c} train, 5-fold" for c in corpora) + " |",
+             "|---|" + "---|" * len(corpora)]
+    for label, change in rows:
+        cells = []
+        for c in corpora:
+            right, total = run_train_cv(c, change)
+            cells.append(f"{right / total:.4f} ({right}/{total})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 THRESHOLDS = (0.0, 0.40, 0.45, 0.50, 0.55, 0.60)
 METHOD_ORDER = ("normalized", "rewrite", "abbreviation", "partial", "tfidf", "none")
 
@@ -289,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-splits", nargs="+", default=["train", "dev"], help="splits the gazetteer is fitted on")
     ap.add_argument("--lono-n", type=int, default=2000, help="leave-one-name-out queries on HPO (0: skip)")
     ap.add_argument("--lono-seed", type=int, default=13)
+    ap.add_argument("--train-cv", action="store_true",
+                    help="also score the variants by 5-fold cross-validation over the train notes")
     ap.add_argument("--out", type=Path, help="write the Markdown results here")
     args = ap.parse_args(argv)
     if not (DATA / "README.md").exists():
@@ -296,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = [run_corpus(c, args.fit_splits) for c in args.corpora]
     dev_results = [run_dev(c) for c in args.corpora if (DATA / c / "dev").is_dir()]
+    cv_corpora = [c for c in args.corpora if (DATA / c / "train").is_dir()]
+    cv_table = train_cv_table(cv_corpora) if args.train_cv and cv_corpora else ""
     lexicon_only_table = lexicon_only_dev(args.lono_n, args.lono_seed,
                                           [c for c in args.corpora if (DATA / c / "dev").is_dir()])
     load_s, load_total_s = hpo_load_seconds()
@@ -340,10 +376,12 @@ def main(argv: list[str] | None = None) -> int:
     print(halves)
     print(load_line)
     print(lexicon_only_table)
+    print(cv_table)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         cmd = "nice python eval/bench_normalizer.py" + (f" --fit-splits {' '.join(args.fit_splits)}"
-                                                        if args.fit_splits != ["train", "dev"] else "")
+                                                        if args.fit_splits != ["train", "dev"] else "") \
+            + (" --train-cv" if args.train_cv else "")
         args.out.write_text(
             "# Normalizer benchmark (Task 1b on gold spans)\n\n"
             f"Command: `{cmd} --out {args.out}`. Accuracy = gold mentions given the gold id / gold mentions "
@@ -357,7 +395,9 @@ def main(argv: list[str] | None = None) -> int:
             + ("\n## Ablation on dev (gazetteer fitted on train; where the settings were chosen)\n\n" + dev_table
                if dev_table else "")
             + ("\n## Lexicon only, no training data: dev sets (where the no-training-data settings were chosen)\n\n"
-               + lexicon_only_table if lexicon_only_table else ""), encoding="utf-8")
+               + lexicon_only_table if lexicon_only_table else "")
+            + ("\n## 5-fold cross-validation over the train notes (gazetteer and threshold fitted on 4/5)\n\n"
+               + cv_table if cv_table else ""), encoding="utf-8")
     return 0
 
 
