@@ -321,8 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-splits", nargs="+", default=["train", "dev"], help="splits the gazetteer is fitted on")
     ap.add_argument("--lono-n", type=int, default=2000, help="leave-one-name-out queries on HPO (0: skip)")
     ap.add_argument("--lono-seed", type=int, default=13)
-    ap.add_argument("--train-cv", action="store_true",
-                    help="also score the variants by 5-fold cross-validation over the train notes")
+    ap.add_argument("--no-train-cv", dest="train_cv", action="store_false",
+                    help="skip scoring the variants by 5-fold cross-validation over the train notes")
     ap.add_argument("--out", type=Path, help="write the Markdown results here")
     args = ap.parse_args(argv)
     if not (DATA / "README.md").exists():
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         cmd = "nice python eval/bench_normalizer.py" + (f" --fit-splits {' '.join(args.fit_splits)}"
                                                         if args.fit_splits != ["train", "dev"] else "") \
-            + (" --train-cv" if args.train_cv else "")
+            + ("" if args.train_cv else " --no-train-cv")
         args.out.write_text(
             "# Normalizer benchmark (Task 1b on gold spans)\n\n"
             f"Command: `{cmd} --out {args.out}`. Accuracy = gold mentions given the gold id / gold mentions "
