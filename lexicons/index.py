@@ -34,7 +34,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
-INDEX_VERSION = 8
+INDEX_VERSION = 10
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -122,9 +122,9 @@ class Rewrites:
     """
 
     swap: dict[str, dict[str, int]]
-    # phrase["disease"]["abnormal morphology"] and back: one word against two, or two against two (sorted,
-    # space-joined), counted the same way ("Abnormality of the sacrum" / "Abnormal sacrum morphology",
-    # "distal phalanx" / "outermost bone")
+    # phrase["disease"]["abnormal morphology"] and back: any other words against words (sorted, space-joined;
+    # one against one is ``swap``), counted the same way ("Abnormality of the sacrum" / "Abnormal sacrum
+    # morphology", "distal phalanx" / "outermost bone")
     phrase: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def merged(self, other: "Rewrites | None") -> "Rewrites":
@@ -166,7 +166,7 @@ def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
                     (wa,), (wb,) = a, b
                     swap_pairs.add((cui, wa, wb))
                     swap_pairs.add((cui, wb, wa))
-                elif sizes in ((1, 2), (2, 1), (2, 2)):
+                elif min(sizes) >= 1:
                     pa, pb = " ".join(sorted(a.elements())), " ".join(sorted(b.elements()))
                     phrase_pairs.add((cui, pa, pb))
                     phrase_pairs.add((cui, pb, pa))

@@ -15,8 +15,8 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
    are learned from pairs of names of one concept that differ by one word
-   (:func:`share_ner.lexicons.index.learn_rewrites`), then likewise one word
-   against two, two against one or two against two (``phrase_rewrites``);
+   (:func:`share_ner.lexicons.index.learn_rewrites`), then likewise some
+   words against others (``phrase_rewrites``);
 6. ``partial`` — the longest suffix of two or more words that matches by steps
    1-2 ("sporadic Wilms tumours" → "Wilms tumours");
 7. ``tfidf`` — character 3-gram tf-idf cosine over all training strings and
@@ -85,7 +85,7 @@ class NormalizerConfig:
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
     use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
-    phrase_rewrites: bool = True  # the rewrite step also swaps one word for two, two for one, two for two
+    phrase_rewrites: bool = True  # the rewrite step also swaps words for other words (not only one for one)
     use_abbreviations: bool = True
     use_partial: bool = True
     use_tfidf: bool = True
@@ -184,21 +184,30 @@ def _prefer_note_labels(decisions: Sequence[Decision | None]) -> None:
             d.cui = in_note[0]
 
 
-def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None,
-                     min_count: int) -> tuple[dict[str, list[tuple[str, int]]], dict[str, list[tuple[str, int]]]] | None:
-    """The word swaps and the one-word/two-word phrase swaps of both indexes seen in at least ``min_count``
-    concepts, by word (or space-joined word pair), most frequent first."""
+Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts first
+Phrases = dict[str, list[tuple[Counter, Counter, int]]]  # a word of a → [(a, b, concepts)]
+
+
+def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_count: int) -> tuple[Swaps, Phrases] | None:
+    """The word swaps and the phrase swaps of both indexes seen in at least ``min_count`` concepts. Word swaps
+    by word, most frequent first; phrase swaps by the rarest word of the phrase replaced, with both phrases as
+    word bags."""
     learned = [r for r in (getattr(gaz, "rewrites", None), getattr(lex, "rewrites", None)) if r is not None]
     if not learned:
         return None
     merged = learned[0].merged(learned[1] if len(learned) > 1 else None)
-
-    def ranked(table: dict[str, dict[str, int]]) -> dict[str, list[tuple[str, int]]]:
-        out = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
-               for a, bs in table.items()}
-        return {a: bs for a, bs in out.items() if bs}
-
-    return ranked(merged.swap), ranked(getattr(merged, "phrase", {}))
+    swaps = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
+             for a, bs in merged.swap.items()}
+    table = getattr(merged, "phrase", {})
+    # each phrase is filed under its word that starts fewest phrases: a mention looks up only its own words
+    spread = Counter(w for a in table for w in set(a.split()))
+    phrases: Phrases = {}
+    for a, bs in table.items():
+        bag = Counter(a.split())
+        for b, n in sorted(bs.items(), key=lambda bn: (-bn[1], bn[0])):
+            if n >= min_count:
+                phrases.setdefault(min(bag, key=lambda w: (spread[w], w)), []).append((bag, Counter(b.split()), n))
+    return {a: bs for a, bs in swaps.items() if bs}, phrases
 
 
 def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str, str]:
@@ -418,8 +427,8 @@ class Normalizer:
     def _rewrite(self, text: str, tried: list[str]) -> Decision | None:
         """The normalized key with one word swapped for another that names the same thing in other concepts' names
         ("renal impairment" → "renal dysfunction") equals that of a training string or lexicon name; the swap
-        seen in the most concepts wins. Then, likewise, one word against two, two against one or two against two
-        ("abnormality of the sacrum" → "abnormal sacrum morphology"), when ``phrase_rewrites`` is on."""
+        seen in the most concepts wins. Then, likewise, words against other words ("abnormality of the sacrum" →
+        "abnormal sacrum morphology", "outermost bone" → "distal phalanx"), when ``phrase_rewrites`` is on."""
         if self._rewrites is None or not self.config.use_normalized:
             return None
         swaps, phrases = self._rewrites
@@ -432,14 +441,11 @@ class Normalizer:
         variants.sort(key=lambda v: -v[0])  # stable: ties keep word order
         if self.config.phrase_rewrites and phrases:
             longer: list[tuple[int, str]] = []
-            for i, w in enumerate(words):
-                rest = words[:i] + words[i + 1:]
-                for b, n in phrases.get(w, ()):
-                    longer.append((n, " ".join(sorted(rest + b.split()))))
-                for j in range(i + 1, len(words)):
-                    rest2 = rest[:j - 1] + rest[j:]
-                    for b, n in phrases.get(f"{w} {words[j]}", ()):
-                        longer.append((n, " ".join(sorted(rest2 + b.split()))))
+            bag = Counter(words)
+            for w in bag:
+                for a, b, n in phrases.get(w, ()):
+                    if a <= bag:
+                        longer.append((n, " ".join(sorted((bag - a + b).elements()))))
             longer.sort(key=lambda v: -v[0])
             variants += longer
         tried.append("rewrite")

@@ -83,17 +83,19 @@ def test_coordination_parts_share_leading_words():
     assert (d.cui, d.method) == ("D1+D2", "partial")
 
 
-def test_learn_rewrites_one_word_against_two():
+def test_learn_rewrites_words_against_words():
     rewrites = learn_rewrites([
         ("C1", "disease sacrum"), ("C1", "abnormal morphology sacrum"),
         ("C2", "disease tragus"), ("C2", "abnormal morphology tragus"),
-        ("C3", "a b"), ("C3", "c d e"),  # two words against three: nothing
-        ("C4", "x"), ("C4", "x y"),  # a word more: nothing
+        ("C3", "a b"), ("C3", "c d e"),  # two words against three
+        ("C4", "x"), ("C4", "x y"),  # a word more: nothing (no word against it)
         ("C5", "bone finger outermost"), ("C5", "distal finger phalanx"),  # two against two
+        ("C6", "p"), ("C6", "q"),  # one against one: a word swap
     ])
     assert rewrites.phrase == {"disease": {"abnormal morphology": 2}, "abnormal morphology": {"disease": 2},
+                               "a b": {"c d e": 1}, "c d e": {"a b": 1},
                                "bone outermost": {"distal phalanx": 1}, "distal phalanx": {"bone outermost": 1}}
-    assert rewrites.swap == {}
+    assert rewrites.swap == {"p": {"q": 1}, "q": {"p": 1}}
 
 
 def test_rewrite_step_swaps_one_word_for_two_and_back():
