@@ -5,7 +5,8 @@
 its token features (H-feat's ``document_features``) and its tags (H-text's
 ``encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
 into ``pycrfsuite.Trainer.append`` so no Python copy of the training set is
-kept. L-BFGS with the config's ``c1``/``c2`` then fits the weights.
+kept. CRFsuite's passive-aggressive learner (or L-BFGS with the config's
+``c1``/``c2``) then fits the weights.
 
 The training-set gazetteer (the training mentions' strings as a term-matcher
 source with semantic type ``"train"``) is jackknifed: the feature of a note in
@@ -683,14 +684,15 @@ def train_model(
 
     tmp = _prepare_out_dir(out_dir)
     try:
-        trainer = pycrfsuite.Trainer(verbose=False)
-        trainer.set_params({
-            "c1": float(config.c1),
-            "c2": float(config.c2),
-            "max_iterations": int(config.max_iterations),
+        trainer = pycrfsuite.Trainer(algorithm=config.algorithm, verbose=False)
+        params: dict[str, Any] = {
+            "max_iterations": config.iterations,
             "feature.possible_transitions": bool(config.all_possible_transitions),
             "feature.minfreq": float(config.min_feature_freq),
-        })
+        }
+        if config.algorithm == "lbfgs":
+            params.update(c1=float(config.c1), c2=float(config.c2))
+        trainer.set_params(params)
         counts = report.counts
         order = sorted(docs)
         for fold_id in range(k):
@@ -720,7 +722,8 @@ def train_model(
                     trainer.append(feats, list(result.tags))
                 del seqs
         say(f"training CRF on {counts.sentences} sentences, {counts.tokens} tokens "
-            f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.max_iterations} iterations)")
+            + (f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.iterations} iterations)"
+               if config.algorithm == "lbfgs" else f"(passive-aggressive, {config.iterations} iterations)"))
         trainer.train(str(tmp / FILES.crf))
         report.features = _count_features(tmp / FILES.crf)
 

@@ -46,6 +46,7 @@ def test_config_rejects_unknown_feature_group() -> None:
 
 @pytest.mark.parametrize("data, bad", [
     ({"scheme": "bilou"}, "scheme"),
+    ({"algorithm": "sgd"}, "algorithm 'sgd' is not one of pa, lbfgs"),
     ({"c1": -1}, "c1"),
     ({"max_iterations": 0}, "max_iterations"),
     ({"gazetteer_folds": 1.5}, "gazetteer_folds"),
@@ -54,6 +55,14 @@ def test_config_rejects_unknown_feature_group() -> None:
 def test_config_rejects_bad_values(data: dict, bad: str) -> None:
     with pytest.raises(ShareNerError, match=bad):
         TaggerConfig.from_dict(data)
+
+
+def test_iterations_default_per_algorithm() -> None:
+    assert TaggerConfig().algorithm == "pa" and TaggerConfig().iterations == 30
+    assert TaggerConfig(algorithm="lbfgs").iterations == 150
+    assert TaggerConfig(algorithm="lbfgs", max_iterations=7).iterations == 7
+    # A saved config keeps "no cap given" as null, so it reloads to the same defaults.
+    assert TaggerConfig.from_dict(TaggerConfig().to_dict()).max_iterations is None
 
 
 def test_load_config_reports_file_and_line(tmp_path: Path) -> None:

@@ -164,3 +164,25 @@ def test_bad_config_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
 def _write(path: Path, data: dict) -> Path:
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("algorithm, says", [("pa", "(passive-aggressive, 20 iterations)"),
+                                             ("lbfgs", "(L-BFGS, c1=0.0, c2=0.01, max 20 iterations)")])
+def test_train_uses_the_configured_algorithm(tmp_path: Path, algorithm: str, says: str) -> None:
+    from share_ner.config import TaggerConfig
+    from share_ner.tagger import train_model
+
+    said: list[str] = []
+    config = TaggerConfig(algorithm=algorithm, max_iterations=20, c1=0.0, c2=0.01)
+    model = train_model(read_notes(TEXT), read_pipe_dir(GOLD), tmp_path / "m", config, fit_normalizer=False,
+                        progress=said.append)
+    assert any(says in line for line in said)
+    saved = json.loads((model / "config.json").read_text(encoding="utf-8"))["tagger"]
+    assert saved["algorithm"] == algorithm and saved["max_iterations"] == 20
+    # Either learner fits the six training notes: most gold mentions come back exactly.
+    pipeline = Pipeline.load(model)
+    gold = read_pipe_dir(GOLD)
+    docs = read_notes(TEXT)
+    found = sum(len({m.spans for m in pipeline.tag(doc)} & {m.spans for m in gold.get(doc_id, ())})
+                for doc_id, doc in docs.items())
+    assert found >= 20, found  # of 23 gold mentions
