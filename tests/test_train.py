@@ -186,3 +186,13 @@ def test_train_uses_the_configured_algorithm(tmp_path: Path, algorithm: str, say
     found = sum(len({m.spans for m in pipeline.tag(doc)} & {m.spans for m in gold.get(doc_id, ())})
                 for doc_id, doc in docs.items())
     assert found >= 20, found  # of 23 gold mentions
+
+
+def test_train_algorithm_flag_overrides_the_config(tmp_path: Path) -> None:
+    config = tmp_path / "quick.json"
+    config.write_text(json.dumps({**QUICK, "algorithm": "pa"}), encoding="utf-8")
+    model = tmp_path / "m"
+    assert main(["train", "--text", str(TEXT), "--gold", str(GOLD), "--model", str(model), "--config", str(config),
+                 "--algorithm", "lbfgs", "--lexicon", "none", "--no-normalizer", "--quiet"]) == 0
+    saved = json.loads((model / "config.json").read_text(encoding="utf-8"))["tagger"]
+    assert saved["algorithm"] == "lbfgs" and saved["max_iterations"] == 60

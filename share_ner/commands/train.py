@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from share_ner.config import SCHEMES, TaggerConfig, load_config
+from share_ner.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 from share_ner.errors import ShareNerError
 
 
@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--dev-text", type=Path, help="dev notes, scored after training")
     p.add_argument("--dev-gold", type=Path, help="dev gold (with --dev-text)")
     p.add_argument("--scheme", choices=SCHEMES, help="tag scheme (default biohd; bio flattens discontiguous mentions to their hull)")
+    p.add_argument("--algorithm", choices=ALGORITHMS,
+                   help="CRF training algorithm (default pa: passive-aggressive, 30 iterations; "
+                        "lbfgs: L-BFGS with the config's c1/c2, 150 iterations)")
     p.add_argument("--config", type=Path, help="JSON file of tagger settings (TaggerConfig keys)")
     p.add_argument("--lexicon", default="hpo",
                    help="disorder lexicon TSV (`share-ner lexicon build`), 'hpo' for the embedded HPO lexicon (default), or 'none'")
@@ -57,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else TaggerConfig()
     if args.scheme:
         config = config.replace(scheme=args.scheme)
+    if args.algorithm:
+        config = config.replace(algorithm=args.algorithm)
     say = (lambda msg: None) if args.quiet else (lambda msg: print(f"share-ner train: {msg}", file=sys.stderr))
 
     docs = read_notes(args.text, args.encoding)
