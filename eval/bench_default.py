@@ -197,6 +197,8 @@ TUNE_GRID: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("base, eligibility_share 0.8, c2 = 0.2, seed 14", {"eligibility_share": 0.8, "seed": 14}, {"c2": 0.2}),
     ("base, eligibility_share 0.8, c2 = 0.2, term_coord_share 0.5",
      {"eligibility_share": 0.8, "term_coord_share": 0.5}, {"c2": 0.2}),
+    ("base, eligibility_share 0.8, passive-aggressive (30 iterations)",
+     {"eligibility_share": 0.8}, {"algorithm": "pa"}),
 )
 
 
