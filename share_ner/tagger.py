@@ -400,6 +400,18 @@ def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list
     return mentions
 
 
+def _token_run_of(sentence: Sentence) -> Callable[[int, int], tuple[int, int] | None]:
+    """A function mapping a character span to the (first, last) token indices it covers exactly, else None."""
+    first = {t.start: i for i, t in enumerate(sentence.tokens)}
+    last = {t.end: i for i, t in enumerate(sentence.tokens)}
+
+    def run(start: int, end: int) -> tuple[int, int] | None:
+        i, j = first.get(start), last.get(end)
+        return None if i is None or j is None else (i, j)
+
+    return run
+
+
 def _bracket_depth(text: str) -> int:
     return text.count("(") - text.count(")")
 
@@ -416,17 +428,18 @@ def balance_brackets(sentence: Sentence, mentions: list[Mention]) -> list[Mentio
     brackets (7 of 8,406 on chia/train, none on NCBI disease or BC5CDR train).
     """
     tokens = sentence.tokens
-    index_of_start = {t.start: i for i, t in enumerate(tokens)}
-    index_of_end = {t.end: i for i, t in enumerate(tokens)}
+    if not any("(" in t.text or ")" in t.text for t in tokens):
+        return mentions
+    token_run = _token_run_of(sentence)
     out: list[Mention] = []
     changed = False
     for m in mentions:
         runs = []
         for s, e in m.spans:
-            i, j = index_of_start.get(s), index_of_end.get(e)
-            if i is None or j is None:
+            run = token_run(s, e)
+            if run is None:
                 break
-            runs.append([i, j])
+            runs.append(list(run))
         depth = sum(_bracket_depth(tokens[k].text) for i, j in runs for k in range(i, j + 1))
         if depth == 0 or len(runs) != len(m.spans):
             out.append(m)
@@ -468,15 +481,13 @@ def balance_brackets(sentence: Sentence, mentions: list[Mention]) -> list[Mentio
 def drop_lone_fragments(sentence: Sentence, tags: Sequence[str], mentions: list[Mention],
                         resources: TaggerResources) -> list[Mention]:
     """Drop a mention made of one D fragment alone (its partner was never tagged) unless it is a known term."""
-    index_of_start = {t.start: i for i, t in enumerate(sentence.tokens)}
-    index_of_end = {t.end: i for i, t in enumerate(sentence.tokens)}
+    token_run = _token_run_of(sentence)
     out = []
     for m in mentions:
-        if not m.is_discontiguous:
-            i, j = index_of_start.get(m.start), index_of_end.get(m.end)
-            if i is not None and j is not None and all(tags[k] in ("DB", "DI") for k in range(i, j + 1)):
-                if not resources.term_matcher.lookup(" ".join(t.text for t in sentence.tokens[i:j + 1])):
-                    continue
+        run = None if m.is_discontiguous else token_run(m.start, m.end)
+        if run is not None and all(tags[k] in ("DB", "DI") for k in range(run[0], run[1] + 1)):
+            if not resources.term_matcher.lookup(" ".join(t.text for t in sentence.tokens[run[0]:run[1] + 1])):
+                continue
         out.append(m)
     return out
 
@@ -492,8 +503,7 @@ def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources:
     """
     tokens = sentence.tokens
     n = len(tokens)
-    index_of_start = {t.start: i for i, t in enumerate(tokens)}
-    index_of_end = {t.end: i for i, t in enumerate(tokens)}
+    token_run = _token_run_of(sentence)
     lower = [t.text.lower() for t in tokens]
     lookup = resources.term_matcher.lookup
     spans_taken = {m.spans for m in mentions}
@@ -501,13 +511,13 @@ def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources:
     contiguous: dict[tuple[int, int], Mention] = {}
     for m in mentions:
         for s, e in m.spans:
-            i, j = index_of_start.get(s), index_of_end.get(e)
-            if i is not None and j is not None:
-                covered.update(range(i, j + 1))
+            run = token_run(s, e)
+            if run is not None:
+                covered.update(range(run[0], run[1] + 1))
         if not m.is_discontiguous:
-            i, j = index_of_start.get(m.start), index_of_end.get(m.end)
-            if i is not None and j is not None:
-                contiguous[(i, j)] = m
+            run = token_run(m.start, m.end)
+            if run is not None:
+                contiguous[run] = m
 
     def content(i: int) -> bool:
         return 0 <= i < n and lower[i] not in COORDINATORS and lower[i] not in _PHRASE_BREAKS \
@@ -519,6 +529,24 @@ def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources:
     added: list[Mention] = []
     removed: set[tuple[int, int]] = set()
     doc_id = sentence.doc_id
+
+    def free_conjunct(a: int, b: int) -> bool:
+        """Tokens a..b are content words, untagged or a bare contiguous mention of their own."""
+        return all(content(k) for k in range(a, b + 1)) \
+            and not any(k in covered and (a, b) not in contiguous for k in range(a, b + 1))
+
+    def borrow(readings: Iterable[tuple[tuple[int, int], tuple[int, int]]], conjunct: tuple[int, int]) -> bool:
+        """Add the first distributed reading (two token runs in text order) that is a known term; False if none."""
+        for first, second in readings:
+            if lookup(words(*first) + " " + words(*second)):
+                spans = tuple((tokens[a].start, tokens[b].end) for a, b in (first, second))
+                if spans not in spans_taken:
+                    added.append(Mention(doc_id, spans))
+                    spans_taken.add(spans)
+                    removed.add(conjunct)
+                return True
+        return False
+
     for (s, e), m in sorted(contiguous.items()):
         if e - s < 1:
             continue
@@ -527,41 +555,16 @@ def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources:
         if c >= 1 and lower[c] in COORDINATORS:
             x_end = c - 1
             for x_start in (x_end, x_end - 1):
-                if not (content(x_start) and all(content(k) for k in range(x_start, x_end + 1))):
+                x = (x_start, x_end)
+                if not free_conjunct(*x) or borrow(((x, (j, e)) for j in range(s + 1, e + 1)), x):
                     break
-                if any(k in covered and (x_start, x_end) not in contiguous for k in range(x_start, x_end + 1)):
-                    break
-                for j in range(s + 1, e + 1):
-                    if lookup(words(x_start, x_end) + " " + words(j, e)):
-                        spans = ((tokens[x_start].start, tokens[x_end].end), (tokens[j].start, tokens[e].end))
-                        if spans not in spans_taken:
-                            added.append(Mention(doc_id, spans))
-                            spans_taken.add(spans)
-                            removed.add((x_start, x_end))
-                        break
-                else:
-                    continue
-                break
         # Head on the left: [s .. e] <coord> X -> tokens s..j + X.
         c = e + 1
         if c + 1 < n and lower[c] in COORDINATORS:
             for x_end in (c + 1, c + 2):
-                x_start = c + 1
-                if not all(content(k) for k in range(x_start, x_end + 1)):
+                x = (c + 1, x_end)
+                if not free_conjunct(*x) or borrow((((s, j), x) for j in range(e - 1, s - 1, -1)), x):
                     break
-                if any(k in covered and (x_start, x_end) not in contiguous for k in range(x_start, x_end + 1)):
-                    break
-                for j in range(e - 1, s - 1, -1):
-                    if lookup(words(s, j) + " " + words(x_start, x_end)):
-                        spans = ((tokens[s].start, tokens[j].end), (tokens[x_start].start, tokens[x_end].end))
-                        if spans not in spans_taken:
-                            added.append(Mention(doc_id, spans))
-                            spans_taken.add(spans)
-                            removed.add((x_start, x_end))
-                        break
-                else:
-                    continue
-                break
     if not added:
         return mentions
     # A bare conjunct that is itself a known term ("asthma or COPD") stays a mention too.
