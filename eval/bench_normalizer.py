@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from share_ner import normalizer as normalizer_mod
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.formats.share import read_pipe_dir
 from share_ner.lexicons import Lexicon, LexiconEntry, default_lexicon, gazetteer_lexicon
@@ -83,7 +84,7 @@ def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str
                batched: bool) -> tuple[float, float]:
     """(mentions per wall second, per CPU second) for one pass over ``gold``, string caches cold: one
     ``normalize`` call per note, or ``normalize_all`` (one tf-idf product per 256 notes)."""
-    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem):
+    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, normalizer_mod._content_prefixes):
         fn.cache_clear()
     n = sum(len(ms) for ms in gold.values())
     wall, cpu = time.perf_counter(), time.process_time()

@@ -46,6 +46,7 @@ import shutil
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -699,15 +700,21 @@ def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int
 COVERAGE_PREFIX = 6
 
 
+@lru_cache(maxsize=200_000)
+def _content_prefixes(text: str) -> tuple[str, ...]:
+    # Cached: each query meets top_k candidate names, and names recur across queries.
+    return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in STOPWORDS)
+
+
 def word_coverage(query: str, name: str) -> float:
     """The share of the query's content words that a word of ``name`` agrees with (same first
     :data:`COVERAGE_PREFIX` letters); stop words are not counted. "spotty increased pigmentation" covers 2/3 of
     itself in "spotty decreased pigmentation" and 3/3 in "increased spotty pigmentation"."""
-    words = [w for w in query.split() if w not in STOPWORDS]
+    words = _content_prefixes(query)
     if not words:
         return 0.0
-    prefixes = {w[:COVERAGE_PREFIX] for w in name.split() if w not in STOPWORDS}
-    return sum(w[:COVERAGE_PREFIX] in prefixes for w in words) / len(words)
+    prefixes = _content_prefixes(name)
+    return sum(w in prefixes for w in words) / len(words)
 
 
 def _sigmoid(x: float) -> float:
