@@ -30,7 +30,9 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
    training notes: ``default_threshold``).
 
 Then, per note, a training string annotated with several labels takes the one
-of them that the note's unambiguous decisions use (``note_consistency``).
+of them that the note's unambiguous decisions use (``note_consistency``), and
+then the one it carried in the training note most like this note
+(``note_context``, :mod:`share_ner.note_context`).
 
 Every decision is explainable: :meth:`Normalizer.explain` returns the steps
 tried, the candidates and their scores.
@@ -65,6 +67,7 @@ from share_ner.lexicons.index import (
     stem,
 )
 from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
+from share_ner.note_context import CONTEXTS_FILE, NoteContexts
 from share_ner.settings import checked_settings
 
 FORMAT_VERSION = 1
@@ -84,6 +87,7 @@ class NormalizerConfig:
     use_gazetteer: bool = True
     use_normalized: bool = True
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
+    note_context: bool = True  # ... or the label it had in the most similar training note (kept by fit)
     use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
     phrase_rewrites: bool = True  # the rewrite step also swaps words for other words (not only one for one)
@@ -137,6 +141,7 @@ class Decision:
     tried: list[str] = field(default_factory=list)
     features: list[tuple[str, list[float]]] = field(default_factory=list, repr=False)  # tf-idf candidates
     alternatives: tuple[str, ...] = ()  # other labels the matched training string carried
+    context: dict[str, float] = field(default_factory=dict)  # label → cosine of its nearest training note
 
 
 def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gold_cuiless: Sequence[bool],
@@ -184,6 +189,17 @@ def _prefer_note_labels(decisions: Sequence[Decision | None]) -> None:
         if len(in_note) == 1:
             d.cui = in_note[0]
 
+
+def _prefer_similar_notes(contexts: NoteContexts, doc: Document, decisions: Sequence[Decision | None]) -> None:
+    """A training string annotated with several labels takes the one it had in the training note most like
+    ``doc`` ("psychosis" in a note like those where it meant drug-induced psychosis); a tie keeps the label."""
+    for d in decisions:
+        if d is None or not d.alternatives:
+            continue
+        nearest = contexts.nearest(doc.text, d.matched, [d.cui, *d.alternatives])
+        if nearest:
+            d.context = nearest
+            d.cui = max(nearest, key=lambda c: (nearest[c], c == d.cui))
 
 Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts first
 Phrases = dict[str, list[tuple[Counter, Counter, int]]]  # a word of a → [(a, b, concepts)]
@@ -293,6 +309,7 @@ class Normalizer:
                 self._prior[cui] += int(n)
         self._rewrites = _merged_rewrites(self._gaz, self._lex, self.config.rewrite_min_count)
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
+        self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
         self._find_definitions: Callable[[str], list] | None = None
         self._abbreviations: dict[str, list[str]] | None = None
@@ -309,6 +326,8 @@ class Normalizer:
         config = config or NormalizerConfig()
         gazetteer = gazetteer_lexicon(docs, gold) if gold else None
         norm = cls(lexicon, gazetteer, config)
+        if config.note_context and config.use_gazetteer and gold:
+            norm.contexts_ = NoteContexts.fit(docs, gold)
         if (config.use_threshold or config.use_ranker) and config.use_tfidf and gold:
             norm.ranker_, norm.threshold_, norm.fit_report_ = _fit_cv(lexicon, docs, gold, config)
         return norm
@@ -324,7 +343,8 @@ class Normalizer:
         return {"doc_id": doc.id, "spans": [list(s) for s in mention.spans], "text": mention_string(doc, mention),
                 "cui": d.cui, "method": d.method, "score": round(d.score, 4), "matched": d.matched,
                 "threshold": round(self.threshold_, 4) if self.config.use_threshold else None,
-                "tried": d.tried, "candidates": d.candidates}
+                "tried": d.tried, "candidates": d.candidates,
+                "note_context": {c: round(s, 4) for c, s in d.context.items()}}
 
     def decide(self, doc: Document, mentions: Sequence[Mention], trace: bool = False) -> list[Decision]:
         """One :class:`Decision` per mention; the tf-idf step runs once for all mentions that reach it."""
@@ -398,6 +418,9 @@ class Normalizer:
         if cfg.note_consistency:
             for ds in out:
                 _prefer_note_labels(ds)
+        if cfg.note_context and self.contexts_ is not None:
+            for (doc, _), ds in zip(batch, out):
+                _prefer_similar_notes(self.contexts_, doc, ds)
         return [[d for d in ds if d is not None] for ds in out]
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
@@ -619,10 +642,15 @@ class Normalizer:
             write_lexicon(directory / GAZETTEER_FILE, self.gazetteer.entries, with_count=True)
         else:
             (directory / GAZETTEER_FILE).unlink(missing_ok=True)
+        if self.contexts_ is not None:
+            self.contexts_.save(directory)
+        else:
+            (directory / CONTEXTS_FILE).unlink(missing_ok=True)
         meta = {"format_version": FORMAT_VERSION, "config": self.config.to_dict(), "threshold": self.threshold_,
                 "ranker": None if self.ranker_ is None else {"features": list(FEATURES), "coef": self.ranker_[0],
                                                              "intercept": self.ranker_[1]},
                 "lexicon": ref, "gazetteer": GAZETTEER_FILE if self.gazetteer is not None else None,
+                "contexts": CONTEXTS_FILE if self.contexts_ is not None else None,
                 "fit_report": self.fit_report_}
         tmp = directory / f".{CONFIG_FILE}.tmp"
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -651,6 +679,8 @@ class Normalizer:
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
         norm.fit_report_ = meta.get("fit_report", {})
+        if meta.get("contexts"):  # absent from normalizers saved before note_context existed
+            norm.contexts_ = NoteContexts.load(directory / meta["contexts"])
         ranker = meta.get("ranker")
         if ranker:
             if ranker.get("features") != list(FEATURES):
