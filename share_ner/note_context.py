@@ -76,7 +76,7 @@ class NoteContexts:
         string itself, which every candidate note contains) not counted."""
         query = _HASHER.transform([text]).tocsr()
         if leave_out:
-            query[0, _HASHER.transform([leave_out]).indices] = 0
+            query.data[np.isin(query.indices, _HASHER.transform([leave_out]).indices)] = 0
             query.eliminate_zeros()
         return (self.vectors @ _weigh(query, self.idf).T).toarray().ravel()
 
