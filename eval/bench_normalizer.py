@@ -115,7 +115,8 @@ VARIANTS = [("full without note consistency (`note_consistency=False`)", {"note_
             ("full, tf-idf may give composite ids to any mention (`composite_needs_coordination=False`)",
              {"composite_needs_coordination": False}),
             ("full, no-training-data threshold 0.5 as before (`default_threshold=0.5`)", {"default_threshold": 0.5}),
-            ("full + learned re-ranker (`use_ranker=True`, optional)", {"use_ranker": True})]
+            ("full + learned re-ranker (`use_ranker=True`, optional)", {"use_ranker": True}),
+            ("full + note context (`note_context=True`, optional)", {"note_context": True})]
 
 
 def ablation(lexicon: Lexicon | None, train_docs: Mapping[str, Document], train_gold: Mapping[str, list[Mention]],
@@ -131,7 +132,7 @@ def ablation(lexicon: Lexicon | None, train_docs: Mapping[str, Document], train_
         rows.append((STEP_LABELS[step], correct / total, fit_s, norm.threshold_ if norm.config.use_threshold else None))
         full = norm
     for label, change in VARIANTS:
-        if change.get("use_ranker") and not train_gold:  # the re-ranker needs training notes
+        if (change.get("use_ranker") or change.get("note_context")) and not train_gold:  # need training notes
             rows.append((label, None, 0.0, None))
             continue
         norm = Normalizer.fit(lexicon, train_docs, train_gold, NormalizerConfig(**change))

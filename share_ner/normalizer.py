@@ -67,7 +67,7 @@ from share_ner.lexicons.index import (
     stem,
 )
 from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
-from share_ner.note_context import CONTEXTS_FILE, NoteContexts
+from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 from share_ner.settings import checked_settings
 
 FORMAT_VERSION = 1
@@ -87,7 +87,7 @@ class NormalizerConfig:
     use_gazetteer: bool = True
     use_normalized: bool = True
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
-    note_context: bool = True  # ... or the label it had in the most similar training note (kept by fit)
+    note_context: bool = False  # ... or the label it had in the most similar training note (kept by fit)
     use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
     rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
     phrase_rewrites: bool = True  # the rewrite step also swaps words for other words (not only one for one)
@@ -193,10 +193,14 @@ def _prefer_note_labels(decisions: Sequence[Decision | None]) -> None:
 def _prefer_similar_notes(contexts: NoteContexts, doc: Document, decisions: Sequence[Decision | None]) -> None:
     """A training string annotated with several labels takes the one it had in the training note most like
     ``doc`` ("psychosis" in a note like those where it meant drug-induced psychosis); a tie keeps the label."""
+    note = sims = None
     for d in decisions:
-        if d is None or not d.alternatives:
+        if d is None or not d.alternatives or exact_key(d.matched) not in contexts.where:
             continue
-        nearest = contexts.nearest(doc.text, d.matched, [d.cui, *d.alternatives])
+        if note is None:
+            note = word_counts(doc.text)
+            sims = contexts.similarities(note)
+        nearest = contexts.nearest(note, d.matched, [d.cui, *d.alternatives], sims)
         if nearest:
             d.context = nearest
             d.cui = max(nearest, key=lambda c: (nearest[c], c == d.cui))

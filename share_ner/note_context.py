@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
@@ -71,26 +72,28 @@ class NoteContexts:
                  for s, by_label in ambiguous.items()}
         return cls(idf, vectors, where)
 
-    def similarities(self, text: str, leave_out: str = "") -> np.ndarray:
-        """Cosine of the note ``text`` with every kept training note, the words of ``leave_out`` (the ambiguous
-        string itself, which every candidate note contains) not counted."""
-        query = _HASHER.transform([text]).tocsr()
+    def similarities(self, note: sp.csr_matrix, leave_out: str = "") -> np.ndarray:
+        """Cosine of a note (its :func:`word_counts`) with every kept training note, the words of ``leave_out``
+        (the ambiguous string itself, which every candidate note contains) not counted."""
         if leave_out:
-            query.data[np.isin(query.indices, _HASHER.transform([leave_out]).indices)] = 0
-            query.eliminate_zeros()
-        return (self.vectors @ _weigh(query, self.idf).T).toarray().ravel()
+            note = note.copy()
+            note.data[np.isin(note.indices, _word_ids(leave_out))] = 0
+            note.eliminate_zeros()
+        return (self.vectors @ _weigh(note, self.idf).T).toarray().ravel()
 
-    def nearest(self, text: str, matched: str, labels: list[str]) -> dict[str, float] | None:
+    def nearest(self, note: sp.csr_matrix, matched: str, labels: list[str],
+                sims: np.ndarray | None = None) -> dict[str, float] | None:
         """For each of ``labels`` that the training string ``matched`` carried, the cosine of its nearest training
-        note with the note ``text``. None when the string is not ambiguous in training, or when the note shares
-        no word but the string's own with those notes (nothing to tell the labels apart)."""
+        note with ``note`` (its :func:`word_counts`; ``sims``: its :meth:`similarities`, if known). None when the
+        string is not ambiguous in training, or when the note shares no word but the string's own with those
+        notes (nothing to tell the labels apart)."""
         by_label = self.where.get(exact_key(matched))
         if not by_label:
             return None
         rows = [r for label in labels for r in by_label.get(label, ())]
-        if not self.similarities(text, leave_out=matched)[rows].any():
+        if not self.similarities(note, leave_out=matched)[rows].any():
             return None
-        sims = self.similarities(text)
+        sims = self.similarities(note) if sims is None else sims
         return {label: float(sims[by_label[label]].max()) for label in labels if label in by_label}
 
     # ------------------------------------------------------------ persistence
@@ -114,6 +117,16 @@ class NoteContexts:
         except (OSError, ValueError, KeyError) as exc:
             raise ShareNerError(f"{path}: cannot read the note contexts: {exc}") from None
         return cls(idf, vectors, where)
+
+
+def word_counts(text: str) -> sp.csr_matrix:
+    """The hashed word counts of one note, as :meth:`NoteContexts.similarities` takes them."""
+    return _HASHER.transform([text]).tocsr()
+
+
+@lru_cache(maxsize=10_000)
+def _word_ids(text: str) -> np.ndarray:
+    return _HASHER.transform([text]).indices
 
 
 def _weigh(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:

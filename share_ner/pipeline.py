@@ -47,7 +47,8 @@ class Pipeline:
         """
         info = read_model_info(model_dir)
         try:
-            config = TaggerConfig.from_dict(info.tagger)
+            # Models saved before the ``algorithm`` setting existed were all trained with L-BFGS.
+            config = TaggerConfig.from_dict({"algorithm": "lbfgs", **info.tagger})
         except ShareNerError as exc:
             raise ModelError(
                 f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"

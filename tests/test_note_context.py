@@ -11,7 +11,7 @@ import share_ner.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.normalizer import Normalizer, NormalizerConfig
-from share_ner.note_context import CONTEXTS_FILE, NoteContexts
+from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 
 
 @pytest.fixture(autouse=True)
@@ -24,6 +24,8 @@ def mention(doc: Document, phrase: str, cui: str = "") -> Mention:
     start = doc.text.index(phrase)
     return Mention(doc.id, ((start, start + len(phrase)),), cui)
 
+
+ON = NormalizerConfig(note_context=True)  # off by default
 
 # "psychosis" means DRUG in the two notes about drugs and PSY in the three about schizophrenia (so PSY is its
 # most frequent label); the drug notes share "cocaine", "amphetamine"; the others "schizophrenia", "familial".
@@ -47,7 +49,7 @@ def training() -> tuple[dict[str, Document], dict[str, list[Mention]]]:
 
 def test_ambiguous_string_takes_the_label_of_the_nearest_training_note():
     docs, gold = training()
-    norm = Normalizer.fit(None, docs, gold)
+    norm = Normalizer.fit(None, docs, gold, ON)
     drug = Document("d1", "Psychosis followed heavy cocaine and amphetamine use.")
     fam = Document("d2", "Psychosis in two siblings with familial schizophrenia.")
     d_drug = norm.decide(drug, [mention(drug, "Psychosis")], trace=True)[0]
@@ -57,7 +59,7 @@ def test_ambiguous_string_takes_the_label_of_the_nearest_training_note():
     # a note like none of them keeps the most frequent label
     other = Document("d3", "Psychosis.")
     assert norm.decide(other, [mention(other, "Psychosis")])[0].cui == "PSY"
-    off = Normalizer.fit(None, docs, gold, NormalizerConfig(note_context=False))
+    off = Normalizer.fit(None, docs, gold)  # off by default (docs/normalizer.md says why)
     assert off.contexts_ is None
     assert off.decide(drug, [mention(drug, "Psychosis")])[0].cui == "PSY"
     assert norm.explain(drug, mention(drug, "Psychosis"))["note_context"]["DRUG"] == pytest.approx(
@@ -81,20 +83,20 @@ def test_words_of_a_single_training_note_carry_no_weight():
     docs, gold = training()
     contexts = NoteContexts.fit(docs, gold)
     # "withdrawal" occurs in n2 only: a note made of it resembles no training note
-    assert not contexts.similarities("withdrawal withdrawal").any()
-    assert contexts.similarities("cocaine").max() > 0
+    assert not contexts.similarities(word_counts("withdrawal withdrawal")).any()
+    assert contexts.similarities(word_counts("cocaine")).max() > 0
 
 
 def test_saved_and_loaded_with_the_normalizer(tmp_path):
     docs, gold = training()
-    norm = Normalizer.fit(None, docs, gold)
+    norm = Normalizer.fit(None, docs, gold, ON)
     norm.save(tmp_path / "norm")
     meta = json.loads((tmp_path / "norm" / "normalizer.json").read_text())
     assert meta["contexts"] == CONTEXTS_FILE
     again = Normalizer.load(tmp_path / "norm")
     drug = Document("d1", "Psychosis followed heavy cocaine and amphetamine use.")
     assert again.decide(drug, [mention(drug, "Psychosis")])[0].cui == "DRUG"
-    assert np.allclose(again.contexts_.similarities(drug.text), norm.contexts_.similarities(drug.text))
+    assert np.allclose(again.contexts_.similarities(word_counts(drug.text)), norm.contexts_.similarities(word_counts(drug.text)))
     # the saved file holds hashed counts, not words
     assert b"cocaine" not in (tmp_path / "norm" / CONTEXTS_FILE).read_bytes()
     # a normalizer saved without contexts (older, or note_context off) loads without them
@@ -105,7 +107,7 @@ def test_saved_and_loaded_with_the_normalizer(tmp_path):
 
 def test_a_damaged_contexts_file_is_a_clear_error(tmp_path):
     docs, gold = training()
-    Normalizer.fit(None, docs, gold).save(tmp_path / "norm")
+    Normalizer.fit(None, docs, gold, ON).save(tmp_path / "norm")
     (tmp_path / "norm" / CONTEXTS_FILE).write_bytes(b"not a zip")
     with pytest.raises(ShareNerError, match=CONTEXTS_FILE):
         Normalizer.load(tmp_path / "norm")

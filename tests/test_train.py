@@ -196,3 +196,15 @@ def test_train_algorithm_flag_overrides_the_config(tmp_path: Path) -> None:
                  "--algorithm", "lbfgs", "--lexicon", "none", "--no-normalizer", "--quiet"]) == 0
     saved = json.loads((model / "config.json").read_text(encoding="utf-8"))["tagger"]
     assert saved["algorithm"] == "lbfgs" and saved["max_iterations"] == 60
+
+
+def test_a_model_saved_before_the_algorithm_setting_reads_back_as_lbfgs(trained: Path, tmp_path: Path) -> None:
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(trained, old)
+    meta = json.loads((old / "config.json").read_text(encoding="utf-8"))
+    assert Pipeline.load(old).config.algorithm == meta["tagger"]["algorithm"]
+    del meta["tagger"]["algorithm"]  # as written before the setting existed, when L-BFGS was the only learner
+    (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    assert Pipeline.load(old).config.algorithm == "lbfgs"
