@@ -474,7 +474,7 @@ class Normalizer:
                 for a, b, n in phrases.get(w, ()):
                     if a <= bag:
                         longer.append((n, " ".join(sorted((bag - a + b).elements()))))
-            longer.sort(key=lambda v: -v[0])
+            longer.sort(key=lambda v: (-v[0], v[1]))  # ties by the variant: the same order in every process
             variants += longer
         tried.append("rewrite")
         for _, variant in variants:

@@ -112,3 +112,21 @@ def test_rewrite_step_swaps_one_word_for_two_and_back():
     assert got == [("C3", "rewrite"), ("C4", "rewrite"), ("C6", "rewrite")]
     off = Normalizer(lex, config=NormalizerConfig(phrase_rewrites=False)).decide(doc, ms)
     assert all(d.method != "rewrite" for d in off)
+
+
+def test_phrase_swaps_seen_equally_often_are_tried_in_one_order_whatever_the_table_order():
+    # "outermost bone" can become "distal phalanx" (→ C6) or "terminal phalanx" (→ C7), each seen in one
+    # concept: the tie goes to the variant first in sorted order, not to the table's (hash-seeded) order.
+    lex = Lexicon.from_entries([LexiconEntry("C5", "outermost bone of toe", "HPO", (), True),
+                                LexiconEntry("C5", "distal phalanx of toe", "HPO", (), False),
+                                LexiconEntry("C8", "outermost bone of finger", "HPO", (), True),
+                                LexiconEntry("C8", "terminal phalanx of finger", "HPO", (), False),
+                                LexiconEntry("C6", "broad distal phalanx of thumb", "HPO", (), True),
+                                LexiconEntry("C7", "broad terminal phalanx of thumb", "HPO", (), True)], "ties")
+    doc = Document("d", "broad outermost bone of thumb")
+    norm = Normalizer(lex)
+    first = norm.decide(doc, spans(doc, "broad outermost bone of thumb"))[0]
+    assert (first.cui, first.method) == ("C6", "rewrite")
+    swaps, phrases = norm._rewrites
+    norm._rewrites = swaps, {w: list(reversed(entries)) for w, entries in phrases.items()}
+    assert norm.decide(doc, spans(doc, "broad outermost bone of thumb"))[0].cui == "C6"
