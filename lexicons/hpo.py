@@ -11,13 +11,14 @@ and lacks many disorder CUIs a ShARe annotator would use.
 from __future__ import annotations
 
 import importlib.util
+import pickle
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from share_ner.errors import ShareNerError
-from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, hash_bytes
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, cache_dir, hash_bytes
 
 SOURCE = "HPO"
 # HPO has no semantic types; phenotypic abnormalities are findings/disorders.
@@ -108,6 +109,37 @@ def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
     if index is not None:  # compiled before: parse hp.obo only if the entries are asked for
         return Lexicon(None, digest, None, "hpo", loader=parse, size=len(index))
     return Lexicon(parse(), digest, None, "hpo")
+
+
+@lru_cache(maxsize=1)
+def synonym_sets() -> dict[str, list[tuple[str, ...]]]:
+    """The embedded HPO as a thesaurus: normalized key of a name → the names (name and EXACT/RELATED synonyms)
+    of each term that has it ("nephroblastoma" → ("Nephroblastoma", "Wilms tumor", "Wilms tumour")).
+
+    Built once (about a second) and cached beside the lexicon indexes, keyed by hp.obo's content hash.
+    """
+    from share_ner.lexicons.index import INDEX_VERSION, atomic_write_bytes, normalized_key
+
+    data = hpo_obo_path().read_bytes()
+    path = cache_dir() / f"hpo-thesaurus-{hash_bytes(data)[:40]}-v{INDEX_VERSION}.pkl"
+    try:
+        with open(path, "rb") as f:
+            cached = pickle.load(f)
+        if isinstance(cached, dict):
+            return cached
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
+        pass
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for term in parse_terms(data.decode("utf-8")):
+        names = (term.name, *term.synonyms)
+        for key in dict.fromkeys(normalized_key(n) for n in names):
+            out.setdefault(key, []).append(names)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:
+        pass  # an unwritable cache only costs time
+    return out
 
 
 @lru_cache(maxsize=1)

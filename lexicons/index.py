@@ -34,7 +34,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
-INDEX_VERSION = 10
+INDEX_VERSION = 11
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -239,6 +239,7 @@ class LexiconIndex:
     # 3-grams × unique names, columns L2-normalised, CSR so that a query touches only its 3-grams' postings
     postings: sp.csr_matrix | None
     rewrites: Rewrites | None = None  # word swaps learned from names of one concept
+    sources: frozenset[str] = frozenset()  # the lexicon's ``source`` values (HPO, SNOMEDCT_US, TRAIN, ...)
 
     def __len__(self) -> int:
         return len(self.cuis)
@@ -296,7 +297,8 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
         except ValueError:  # every name shorter than a 3-gram
             vectorizer = postings = None
     return LexiconIndex(lexicon.content_hash, cuis, preferred, counts, Groups(exact), Groups(key), unique_names,
-                        Groups(unique), vectorizer, postings, learn_rewrites(zip(cuis, key_of_row)))
+                        Groups(unique), vectorizer, postings, learn_rewrites(zip(cuis, key_of_row)),
+                        frozenset(e.source for e in entries))
 
 
 def index_cache_path(content_hash: str) -> Path:

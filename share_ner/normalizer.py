@@ -57,6 +57,8 @@ from rapidfuzz import fuzz
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
+from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
+from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
 from share_ner.lexicons.index import (
     STOPWORDS,
     LexiconIndex,
@@ -105,6 +107,8 @@ class NormalizerConfig:
     composite_needs_coordination: bool = True  # tf-idf gives a composite id (D1+D2) only to "X and Y", "X, Y"
     coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
     default_threshold: float = 0.37  # without training data to fit one; chosen on lexicon-only dev sets (docs)
+    thesaurus: bool = True  # the other names of an HPO term named like the mention join its tf-idf queries
+    thesaurus_weight: float = 0.9  # ... and their candidates' scores are multiplied by this
     folds: int = 5  # cross-validation folds for fitting the threshold
     seed: int = 13
 
@@ -364,7 +368,8 @@ class Normalizer:
         """Decisions for the mentions of several notes; steps 1-4 per mention, step 5 once for the batch."""
         cfg = self.config
         out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
-        pending: list[tuple[int, int, list[str], list[str]]] = []  # (note, position, queries, tried)
+        # (note, position, queries, thesaurus queries, tried)
+        pending: list[tuple[int, int, list[str], list[str], list[str]]] = []
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
@@ -408,15 +413,16 @@ class Normalizer:
                         # "WFS" say little, "Wolfram syndrome" says what it is.
                         long_form = definitions.get(text.strip()) if definitions else None
                         queries = [long_form] if long_form else [text] + expansions
-                        pending.append((n, i, queries, tried))
+                        pending.append((n, i, queries, self._synonyms(queries), tried))
                         continue
                     d = Decision(CUI_LESS, "none", 0.0)
                 d.tried = tried if trace else []
                 out[n][i] = d
         if pending:
             seen: list[set[str]] = [{d.cui for d in ds if d is not None and d.cui != CUI_LESS} for ds in out]
-            for (n, i, _, tried), d in zip(pending, self._tfidf([p[2] for p in pending], trace,
-                                                                [seen[p[0]] for p in pending])):
+            for (n, i, _, _, tried), d in zip(pending, self._tfidf([p[2] for p in pending], trace,
+                                                                   [seen[p[0]] for p in pending],
+                                                                   [p[3] for p in pending])):
                 d.tried = tried + ["tfidf"] if trace else []
                 out[n][i] = d
         if cfg.note_consistency:
@@ -565,10 +571,26 @@ class Normalizer:
                 found.append(" ".join(expanded))
         return list(dict.fromkeys(e for e in found if e and e != text))
 
-    def _tfidf(self, queries: list[list[str]], trace: bool,
-               context: Sequence[set[str]] | None = None) -> list[Decision]:
-        """Step 5 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note."""
+    def _synonyms(self, queries: list[str]) -> list[str]:
+        """The other names of each embedded HPO term that one of ``queries`` names (after normalization), unless
+        the lexicon holds HPO's names itself (``thesaurus``): "nephroblastoma" → "Wilms tumor", "Wilms tumour"."""
+        if not self.config.thesaurus or not self.config.use_tfidf or (self._lex is not None
+                                                                      and HPO_SOURCE in self._lex.sources):
+            return []
+        sets = hpo_synonym_sets()
+        keys = {normalized_key(q) for q in queries}
+        found = [n for k in keys for names in sets.get(k, ()) for n in names if normalized_key(n) not in keys]
+        return list(dict.fromkeys(found))
+
+    def _tfidf(self, queries: list[list[str]], trace: bool, context: Sequence[set[str]] | None = None,
+               synonyms: Sequence[list[str]] | None = None) -> list[Decision]:
+        """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note;
+        ``synonyms[i]``: thesaurus names searched too, their candidates' scores weighted by ``thesaurus_weight``."""
         cfg = self.config
+        if synonyms is not None:
+            queries = [qs + syn for qs, syn in zip(queries, synonyms)]
+        thesaurus = [synonyms is not None and j >= len(qs) - len(synonyms[i])
+                     for i, qs in enumerate(queries) for j in range(len(qs))]
         flat = [soft_normalize(q) for qs in queries for q in qs]
         coordinated = [_COORDINATION.search(q) is not None for qs in queries for q in qs]
         owner = [i for i, qs in enumerate(queries) for _ in qs]
@@ -599,9 +621,11 @@ class Normalizer:
                         score = (1 - w) * cos + w * fz + (cfg.context_bonus if in_context else 0.0)
                         if cfg.coverage_weight:
                             score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * word_coverage(q, name)
+                    if thesaurus[q_i]:
+                        score *= cfg.thesaurus_weight
                     prev = slot.get(cui)
                     if prev is None or score > prev[0]:
-                        slot[cui] = (score, cos, fz, name, source, feats)
+                        slot[cui] = (score, cos, fz, name, f"{source} via {q!r}" if thesaurus[q_i] else source, feats)
         decisions = []
         for slot in best:
             if not slot:
@@ -676,9 +700,10 @@ class Normalizer:
             raise ShareNerError(f"{meta_path}: normalizer format {meta.get('format_version')!r}; "
                                 f"this share-ner reads format {FORMAT_VERSION}")
         saved = meta.get("config", {})
-        # Saved before word coverage joined the tf-idf score: keep the score its threshold was fitted on.
-        config = NormalizerConfig.from_dict({"coverage_weight": 0.0, **saved} if "coverage_weight" not in saved
-                                            else saved)
+        # Saved before word coverage or the thesaurus joined the tf-idf step: keep the scores its threshold was
+        # fitted on.
+        config = NormalizerConfig.from_dict({**({"coverage_weight": 0.0} if "coverage_weight" not in saved else {}),
+                                             **({"thesaurus": False} if "thesaurus" not in saved else {}), **saved})
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
