@@ -108,6 +108,7 @@ class NormalizerConfig:
     coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
     default_threshold: float = 0.37  # without training data to fit one; chosen on lexicon-only dev sets (docs)
     thesaurus: bool = True  # the other names of an HPO term named like the mention join its tf-idf queries
+    negation_guard: bool = True  # tf-idf passes over a candidate with a negation word ("non") the query lacks
     thesaurus_weight: float = 0.9  # ... and their candidates' scores are multiplied by this
     folds: int = 5  # cross-validation folds for fitting the threshold
     seed: int = 13
@@ -612,6 +613,8 @@ class Normalizer:
                     cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
                     if cfg.composite_needs_coordination and "+" in cui and not coordinated[q_i]:
                         continue  # a fuzzy match asserts one concept, not several
+                    if cfg.negation_guard and _adds_negation(q, name):
+                        continue  # "non insulin dependent diabetes" names the opposite of "insulin dependent diabetes"
                     in_context = bool(context is not None and cui in context[k])
                     feats = _candidate_features(q, name, cos, fz, self._prior.get(cui, 0), in_context,
                                                 source == "train") if ranker or self._collect_features else []
@@ -703,7 +706,9 @@ class Normalizer:
         # Saved before word coverage or the thesaurus joined the tf-idf step: keep the scores its threshold was
         # fitted on.
         config = NormalizerConfig.from_dict({**({"coverage_weight": 0.0} if "coverage_weight" not in saved else {}),
-                                             **({"thesaurus": False} if "thesaurus" not in saved else {}), **saved})
+                                             **({"thesaurus": False} if "thesaurus" not in saved else {}),
+                                             **({"negation_guard": False} if "negation_guard" not in saved else {}),
+                                             **saved})
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
@@ -763,6 +768,14 @@ COVERAGE_PREFIX = 6
 def _content_prefixes(text: str) -> tuple[str, ...]:
     # Cached: each query meets top_k candidate names, and names recur across queries.
     return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in STOPWORDS)
+
+
+NEGATIONS = frozenset({"no", "non", "not", "without"})
+
+
+def _adds_negation(query: str, name: str) -> bool:
+    """Whether the (soft-normalized) candidate ``name`` has a negation word that ``query`` lacks."""
+    return bool(NEGATIONS.intersection(name.split()) - NEGATIONS.intersection(query.split()))
 
 
 def word_coverage(query: str, name: str) -> float:

@@ -66,16 +66,17 @@ def test_no_thesaurus_over_a_lexicon_that_holds_hpo_names():
     assert Normalizer(other).decide(doc, whole(doc))[0].cui == "C1"
 
 
-def test_normalizers_saved_before_the_thesaurus_load_without_it(tmp_path):
+def test_normalizers_saved_before_the_thesaurus_and_negation_guard_load_without_them(tmp_path):
     norm = Normalizer.fit(None, *corpus(TRAIN))
     norm.save(tmp_path / "n")
     meta_path = tmp_path / "n" / "normalizer.json"
     meta = json.loads(meta_path.read_text())
     assert meta["config"]["thesaurus"] is True
     assert Normalizer.load(tmp_path / "n").config.thesaurus is True
-    del meta["config"]["thesaurus"]
+    del meta["config"]["thesaurus"], meta["config"]["negation_guard"]
     meta_path.write_text(json.dumps(meta))
-    assert Normalizer.load(tmp_path / "n").config.thesaurus is False
+    old = Normalizer.load(tmp_path / "n").config
+    assert old.thesaurus is False and old.negation_guard is False
 
 
 def test_the_real_hpo_thesaurus_and_its_cache(tmp_path, monkeypatch):
@@ -85,3 +86,17 @@ def test_the_real_hpo_thesaurus_and_its_cache(tmp_path, monkeypatch):
     cached = list(tmp_path.glob("hpo-thesaurus-*.pkl"))
     assert len(cached) == 1
     assert synonym_sets.__wrapped__() == sets  # read back from the cache file
+
+
+def test_tfidf_passes_over_a_candidate_that_adds_a_negation():
+    train = [("non-insulin dependent diabetes mellitus", "D003924"), ("juvenile diabetes", "D003922")]
+    gaz = Normalizer.fit(None, *corpus(train)).gazetteer
+    doc = Document("d", "insulin dependent diabetes mellitus")
+    d = Normalizer(None, gaz, NormalizerConfig(thesaurus=False), threshold=0.0).decide(doc, whole(doc))[0]
+    assert (d.cui, d.matched) == ("D003922", "juvenile diabetes")
+    off = Normalizer(None, gaz, NormalizerConfig(thesaurus=False, negation_guard=False), threshold=0.0)
+    assert off.decide(doc, whole(doc))[0].cui == "D003924"
+    # a negation the mention has too is no reason to pass over
+    neg = Document("n", "non insulin-dependent diabetes")
+    assert Normalizer(None, gaz, NormalizerConfig(thesaurus=False), threshold=0.0).decide(neg, whole(neg))[0].cui \
+        == "D003924"
