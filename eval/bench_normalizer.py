@@ -112,6 +112,7 @@ def hpo_load_seconds() -> tuple[float, float]:
 VARIANTS = [("full without note consistency (`note_consistency=False`)", {"note_consistency": False}),
             ("full without phrase swaps (`phrase_rewrites=False`)", {"phrase_rewrites": False}),
             ("full without the HPO thesaurus (`thesaurus=False`)", {"thesaurus": False}),
+            ("full without the negation guard (`negation_guard=False`)", {"negation_guard": False}),
             ("full without word coverage (`coverage_weight=0`)", {"coverage_weight": 0.0}),
             ("full, tf-idf may give composite ids to any mention (`composite_needs_coordination=False`)",
              {"composite_needs_coordination": False}),
