@@ -84,7 +84,8 @@ def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str
                batched: bool) -> tuple[float, float]:
     """(mentions per wall second, per CPU second) for one pass over ``gold``, string caches cold: one
     ``normalize`` call per note, or ``normalize_all`` (one tf-idf product per 256 notes)."""
-    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, normalizer_mod._content_prefixes):
+    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, normalizer_mod._content_prefixes,
+               normalizer_mod._negations):
         fn.cache_clear()
     n = sum(len(ms) for ms in gold.values())
     wall, cpu = time.perf_counter(), time.process_time()

@@ -775,7 +775,13 @@ NEGATIONS = frozenset({"no", "non", "not", "without"})
 
 def _adds_negation(query: str, name: str) -> bool:
     """Whether the (soft-normalized) candidate ``name`` has a negation word that ``query`` lacks."""
-    return bool(NEGATIONS.intersection(name.split()) - NEGATIONS.intersection(query.split()))
+    added = _negations(name)
+    return bool(added) and not added <= _negations(query)
+
+
+@lru_cache(maxsize=200_000)
+def _negations(text: str) -> frozenset[str]:
+    return NEGATIONS.intersection(text.split())
 
 
 def word_coverage(query: str, name: str) -> float:
