@@ -23,16 +23,20 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
    lexicon names (one sparse product for all mentions of a note), the top
    candidates re-scored with rapidfuzz and the share of the mention's words
    they contain (:func:`word_coverage`); the best CUI wins; a composite id
-   (``D1+D2``) only for a coordinated mention;
+   (``D1+D2``) only for a coordinated mention, and no candidate that adds a
+   negation the mention lacks (``negation_guard``); a mention that names an
+   embedded HPO term is also searched under the term's other names, their
+   candidates weighted by ``thesaurus_weight`` (``thesaurus``; off when the
+   lexicon holds HPO's names itself);
 8. ``threshold`` — a step-7 decision scoring under a threshold becomes
    ``CUI-less``; the threshold is fitted on the training notes by
    cross-validation to maximise accuracy and saved with the model (without
    training notes: ``default_threshold``).
 
 Then, per note, a training string annotated with several labels takes the one
-of them that the note's unambiguous decisions use (``note_consistency``), and
-then the one it carried in the training note most like this note
-(``note_context``, :mod:`share_ner.note_context`).
+of them that the note's unambiguous decisions use (``note_consistency``), and,
+if ``note_context`` is switched on, the one it carried in the training note
+most like this note (:mod:`share_ner.note_context`).
 
 Every decision is explainable: :meth:`Normalizer.explain` returns the steps
 tried, the candidates and their scores.
