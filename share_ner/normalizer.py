@@ -77,6 +77,8 @@ from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 from share_ner.settings import checked_settings
 
 FORMAT_VERSION = 1
+# Settings a saved normalizer.json lacks when it was written before they existed: the behaviour of that time.
+LEGACY_SETTINGS = {"coverage_weight": 0.0, "thesaurus": False, "negation_guard": False}
 CONFIG_FILE = "normalizer.json"
 GAZETTEER_FILE = "gazetteer.tsv"
 LEXICON_COPY = "lexicon.tsv"
@@ -112,8 +114,8 @@ class NormalizerConfig:
     coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
     default_threshold: float = 0.37  # without training data to fit one; chosen on lexicon-only dev sets (docs)
     thesaurus: bool = True  # the other names of an HPO term named like the mention join its tf-idf queries
-    negation_guard: bool = True  # tf-idf passes over a candidate with a negation word ("non") the query lacks
     thesaurus_weight: float = 0.9  # ... and their candidates' scores are multiplied by this
+    negation_guard: bool = True  # tf-idf passes over a candidate with a negation word ("non") the query lacks
     folds: int = 5  # cross-validation folds for fitting the threshold
     seed: int = 13
 
@@ -213,6 +215,7 @@ def _prefer_similar_notes(contexts: NoteContexts, doc: Document, decisions: Sequ
         if nearest:
             d.context = nearest
             d.cui = max(nearest, key=lambda c: (nearest[c], c == d.cui))
+
 
 Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts first
 Phrases = dict[str, list[tuple[Counter, Counter, int]]]  # a word of a → [(a, b, concepts)]
@@ -707,12 +710,9 @@ class Normalizer:
             raise ShareNerError(f"{meta_path}: normalizer format {meta.get('format_version')!r}; "
                                 f"this share-ner reads format {FORMAT_VERSION}")
         saved = meta.get("config", {})
-        # Saved before word coverage or the thesaurus joined the tf-idf step: keep the scores its threshold was
-        # fitted on.
-        config = NormalizerConfig.from_dict({**({"coverage_weight": 0.0} if "coverage_weight" not in saved else {}),
-                                             **({"thesaurus": False} if "thesaurus" not in saved else {}),
-                                             **({"negation_guard": False} if "negation_guard" not in saved else {}),
-                                             **saved})
+        # Saved before word coverage, the thesaurus or the negation guard joined the tf-idf step: keep the step
+        # its threshold was fitted on.
+        config = NormalizerConfig.from_dict({**LEGACY_SETTINGS, **saved})
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
