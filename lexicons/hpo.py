@@ -11,7 +11,6 @@ and lacks many disorder CUIs a ShARe annotator would use.
 from __future__ import annotations
 
 import importlib.util
-import pickle
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -118,27 +117,19 @@ def synonym_sets() -> dict[str, list[tuple[str, ...]]]:
 
     Built once (about a second) and cached beside the lexicon indexes, keyed by hp.obo's content hash.
     """
-    from share_ner.lexicons.index import INDEX_VERSION, atomic_write_bytes, normalized_key
+    from share_ner.lexicons.index import INDEX_VERSION, normalized_key, read_cached, write_cached
 
     data = hpo_obo_path().read_bytes()
     path = cache_dir() / f"hpo-thesaurus-{hash_bytes(data)[:40]}-v{INDEX_VERSION}.pkl"
-    try:
-        with open(path, "rb") as f:
-            cached = pickle.load(f)
-        if isinstance(cached, dict):
-            return cached
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
-        pass
+    cached = read_cached(path)
+    if isinstance(cached, dict):
+        return cached
     out: dict[str, list[tuple[str, ...]]] = {}
     for term in parse_terms(data.decode("utf-8")):
         names = (term.name, *term.synonyms)
         for key in dict.fromkeys(normalized_key(n) for n in names):
             out.setdefault(key, []).append(names)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-    except OSError:
-        pass  # an unwritable cache only costs time
+    write_cached(path, out)
     return out
 
 

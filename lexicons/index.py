@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -308,15 +308,30 @@ def index_cache_path(content_hash: str) -> Path:
 _MEMORY: dict[str, LexiconIndex] = {}
 
 
+def read_cached(path: Path) -> Any:
+    """The object pickled at ``path`` by :func:`write_cached`, or ``None`` when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
+        return None
+
+
+def write_cached(path: Path, obj: Any) -> bool:
+    """Pickle ``obj`` to ``path`` atomically; False when the cache is not writable (that only costs time)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:
+        return False
+    return True
+
+
 def cached_index(content_hash: str) -> LexiconIndex | None:
     """The index compiled for this content hash, from memory or the disk cache, or ``None``."""
     if content_hash in _MEMORY:
         return _MEMORY[content_hash]
-    try:
-        with open(index_cache_path(content_hash), "rb") as f:
-            index = pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError, ImportError):
-        return None
+    index = read_cached(index_cache_path(content_hash))
     if not isinstance(index, LexiconIndex) or index.content_hash != content_hash:
         return None
     _remember(index)
@@ -339,14 +354,13 @@ def compile_index(lexicon: Lexicon, use_cache: bool = True) -> LexiconIndex:
         return index
     index = build_index(lexicon)
     if use_cache:
-        try:
-            path = index_cache_path(h)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(path, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
-            for stale in path.parent.glob(f"index-{h[:40]}-v*.pkl"):  # older index versions of this content
-                if stale != path:
-                    stale.unlink(missing_ok=True)
-        except OSError:
-            pass  # an unwritable cache only costs time
+        path = index_cache_path(h)
+        if write_cached(path, index):
+            try:
+                for stale in path.parent.glob(f"index-{h[:40]}-v*.pkl"):  # older index versions of this content
+                    if stale != path:
+                        stale.unlink(missing_ok=True)
+            except OSError:
+                pass  # a stale file left behind only costs disk space
     _remember(index)
     return index

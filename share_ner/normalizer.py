@@ -211,7 +211,7 @@ def _prefer_similar_notes(contexts: NoteContexts, doc: Document, decisions: Sequ
         if note is None:
             note = word_counts(doc.text)
             sims = contexts.similarities(note)
-        nearest = contexts.nearest(note, d.matched, [d.cui, *d.alternatives], sims)
+        nearest = contexts.nearest(note, sims, d.matched, [d.cui, *d.alternatives])
         if nearest:
             d.context = nearest
             d.cui = max(nearest, key=lambda c: (nearest[c], c == d.cui))
@@ -595,10 +595,9 @@ class Normalizer:
         """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note;
         ``synonyms[i]``: thesaurus names searched too, their candidates' scores weighted by ``thesaurus_weight``."""
         cfg = self.config
-        if synonyms is not None:
-            queries = [qs + syn for qs, syn in zip(queries, synonyms)]
-        thesaurus = [synonyms is not None and j >= len(qs) - len(synonyms[i])
-                     for i, qs in enumerate(queries) for j in range(len(qs))]
+        synonyms = synonyms if synonyms is not None else [[] for _ in queries]
+        thesaurus = [t for qs, syn in zip(queries, synonyms) for t in [False] * len(qs) + [True] * len(syn)]
+        queries = [qs + syn for qs, syn in zip(queries, synonyms)]
         flat = [soft_normalize(q) for qs in queries for q in qs]
         coordinated = [_COORDINATION.search(q) is not None for qs in queries for q in qs]
         owner = [i for i, qs in enumerate(queries) for _ in qs]

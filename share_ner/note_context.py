@@ -44,9 +44,6 @@ class NoteContexts:
         self.vectors = vectors  # one L2-normalised row per kept training note
         self.where = where  # exact_key(string) → label → rows of ``vectors``
 
-    def __len__(self) -> int:
-        return len(self.where)
-
     @classmethod
     def fit(cls, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]]) -> "NoteContexts | None":
         """The contexts of ``gold``'s ambiguous strings, or None when no string carries two labels."""
@@ -81,19 +78,17 @@ class NoteContexts:
             note.eliminate_zeros()
         return (self.vectors @ _weigh(note, self.idf).T).toarray().ravel()
 
-    def nearest(self, note: sp.csr_matrix, matched: str, labels: list[str],
-                sims: np.ndarray | None = None) -> dict[str, float] | None:
+    def nearest(self, note: sp.csr_matrix, sims: np.ndarray, matched: str, labels: list[str]) -> dict[str, float] | None:
         """For each of ``labels`` that the training string ``matched`` carried, the cosine of its nearest training
-        note with ``note`` (its :func:`word_counts`; ``sims``: its :meth:`similarities`, if known). None when the
-        string is not ambiguous in training, or when the note shares no word but the string's own with those
-        notes (nothing to tell the labels apart)."""
+        note with ``note`` (its :func:`word_counts`; ``sims``: its :meth:`similarities`, computed once per note).
+        None when the string is not ambiguous in training, or when the note shares no word but the string's own
+        with those notes (nothing to tell the labels apart)."""
         by_label = self.where.get(exact_key(matched))
         if not by_label:
             return None
         rows = [r for label in labels for r in by_label.get(label, ())]
         if not self.similarities(note, leave_out=matched)[rows].any():
             return None
-        sims = self.similarities(note) if sims is None else sims
         return {label: float(sims[by_label[label]].max()) for label in labels if label in by_label}
 
     # ------------------------------------------------------------ persistence
