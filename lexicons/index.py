@@ -269,6 +269,15 @@ class LexiconIndex:
             out.append([(int(cols[j]), float(data[j])) for j in order])
         return out
 
+    def cosines(self, pairs: list[tuple[str, int]]) -> list[float]:
+        """The tf-idf cosine of each (soft-normalised query, unique-name number) pair, for candidates found
+        another way than by :meth:`search`."""
+        if self.vectorizer is None or not pairs:
+            return [0.0] * len(pairs)
+        q = self.vectorizer.transform([p[0] for p in pairs])
+        n = self.vectorizer.transform([self.unique_names[p[1]] for p in pairs])
+        return [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
+
 
 def build_index(lexicon: Lexicon) -> LexiconIndex:
     """Compile a lexicon's index (no cache)."""

@@ -56,8 +56,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 from rapidfuzz import fuzz
 
+from share_ner.dense import encoder as dense_encoder
+from share_ner.dense import name_vectors, nearest
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -116,6 +119,9 @@ class NormalizerConfig:
     thesaurus: bool = True  # the other names of an HPO term named like the mention join its tf-idf queries
     thesaurus_weight: float = 0.9  # ... and their candidates' scores are multiplied by this
     negation_guard: bool = True  # tf-idf passes over a candidate with a negation word ("non") the query lacks
+    dense: bool = False  # step 7 also compares sentence embeddings (share_ner.dense; the optional `dense` extra)
+    dense_weight: float = 0.35  # ... score = (1 - d) * score + d * embedding cosine
+    dense_top_k: int = 10  # ... and the names nearest by embedding join the candidates
     folds: int = 5  # cross-validation folds for fitting the threshold
     seed: int = 13
 
@@ -324,6 +330,9 @@ class Normalizer:
             for cui, n in zip(self._gaz.cuis, self._gaz.counts):
                 self._prior[cui] += int(n)
         self._rewrites = _merged_rewrites(self._gaz, self._lex, self.config.rewrite_min_count)
+        if self.config.dense and self.config.use_ranker:
+            raise ShareNerError("the dense setting mixes into the hand-weighted tf-idf score; it cannot be "
+                                "combined with use_ranker")
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
@@ -601,14 +610,24 @@ class Normalizer:
         flat = [soft_normalize(q) for qs in queries for q in qs]
         coordinated = [_COORDINATION.search(q) is not None for qs in queries for q in qs]
         owner = [i for i, qs in enumerate(queries) for _ in qs]
-        best: list[dict[str, tuple[float, float, float, str, str, list[float]]]] = [{} for _ in queries]
+        # cui → (score, cosine, fuzz, name, source, ranker features, embedding cosine)
+        best: list[dict[str, tuple[float, float, float, str, str, list[float], float | None]]] = \
+            [{} for _ in queries]
         w = cfg.fuzz_weight
         scorer = getattr(fuzz, cfg.fuzz_scorer)
         ranker = self.ranker_ if cfg.use_ranker else None
+        encoder = dense_encoder() if cfg.dense else None
+        embedded = encoder.encode(flat) if encoder is not None else None
         for index, source in ((self._gaz, "train"), (self._lex, "lexicon")):
             if index is None:
                 continue
-            for q_i, hits in enumerate(index.search(flat, cfg.top_k)):
+            found = index.search(flat, cfg.top_k)
+            vectors = None
+            if embedded is not None:
+                vectors = name_vectors(index.content_hash, index.unique_names, encoder,
+                                       persist=index is self._lex or self.gazetteer.path is not None)
+                found = _with_nearest(index, flat, found, nearest(embedded, vectors, cfg.dense_top_k))
+            for q_i, hits in enumerate(found):
                 q = flat[q_i]
                 k = owner[q_i]
                 slot = best[k]
@@ -630,24 +649,30 @@ class Normalizer:
                         score = (1 - w) * cos + w * fz + (cfg.context_bonus if in_context else 0.0)
                         if cfg.coverage_weight:
                             score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * word_coverage(q, name)
+                    similarity = None
+                    if vectors is not None:
+                        similarity = float(vectors[u].astype(np.float32) @ embedded[q_i])
+                        score = (1 - cfg.dense_weight) * score + cfg.dense_weight * similarity
                     if thesaurus[q_i]:
                         score *= cfg.thesaurus_weight
                     prev = slot.get(cui)
                     if prev is None or score > prev[0]:
-                        slot[cui] = (score, cos, fz, name, f"{source} via {q!r}" if thesaurus[q_i] else source, feats)
+                        slot[cui] = (score, cos, fz, name, f"{source} via {q!r}" if thesaurus[q_i] else source, feats,
+                                     similarity)
         decisions = []
         for slot in best:
             if not slot:
                 decisions.append(Decision(CUI_LESS, "none", 0.0))
                 continue
             ranked = sorted(slot.items(), key=lambda kv: (-kv[1][0], -self._prior.get(kv[0], 0), kv[0]))
-            cui, (score, _, _, name, _, _) = ranked[0]
+            cui, (score, _, _, name, _, _, _) = ranked[0]
             d = Decision(cui, "tfidf", score, name)
             if cfg.use_threshold and score < self.threshold_:
                 d = Decision(CUI_LESS, "threshold", score, name)
             if trace:
                 d.candidates = [{"cui": c, "name": n, "source": src, "cosine": round(cs, 4), "fuzz": round(f, 4),
-                                 "score": round(s, 4)} for c, (s, cs, f, n, src, _) in ranked[:cfg.top_k]]
+                                 **({"dense": round(e, 4)} if e is not None else {}), "score": round(s, 4)}
+                                for c, (s, cs, f, n, src, _, e) in ranked[:cfg.top_k]]
             if self._collect_features:
                 d.features = [(c, v[5]) for c, v in ranked]
             decisions.append(d)
@@ -751,6 +776,18 @@ def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon |
 
 FEATURES = ("cosine", "fuzz", "ratio", "partial_ratio", "token_set_ratio", "log_prior", "in_note_context",
             "from_training", "same_last_word", "length_ratio")
+
+
+def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tuple[int, float]]],
+                  near: list[list[tuple[int, float]]]) -> list[list[tuple[int, float]]]:
+    """tf-idf hits per query plus the names nearest by embedding that tf-idf did not find, with their tf-idf
+    cosine (computed for the pair) so that every candidate is scored the same way."""
+    extra = [(q_i, u) for q_i, (hits, close) in enumerate(zip(found, near))
+             for u in sorted({u for u, _ in close} - {u for u, _ in hits})]
+    out = [list(hits) for hits in found]
+    for (q_i, u), cos in zip(extra, index.cosines([(queries[q_i], u) for q_i, u in extra])):
+        out[q_i].append((u, cos))
+    return out
 
 
 def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int, in_context: bool,

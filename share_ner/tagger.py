@@ -627,6 +627,7 @@ def train_model(
     clusters: dict | None = None,
     dev: tuple[Mapping[str, Document], Mapping[str, list[Mention]]] | None = None,
     fit_normalizer: bool = True,
+    normalizer_config: Any | None = None,
     clusters_source: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
@@ -642,6 +643,7 @@ def train_model(
         clusters: word → cluster id (H-feat's ``load_clusters``); copied into the model.
         dev: (notes, gold) scored after training; the scores go to config.json.
         fit_normalizer: fit H-lex's Normalizer and keep it in ``normalizer/``.
+        normalizer_config: its ``NormalizerConfig`` (default settings when None).
         clusters_source: where the clusters came from, recorded in config.json.
         progress: called with one-line status messages.
 
@@ -746,7 +748,7 @@ def train_model(
             say("fitting the normalizer")
             from share_ner.normalizer import Normalizer
 
-            normalizer = Normalizer.fit(lexicon, docs, gold)
+            normalizer = Normalizer.fit(lexicon, docs, gold, normalizer_config)
             normalizer.save(tmp / FILES.normalizer)
             normalizer_info = {"directory": FILES.normalizer}
 

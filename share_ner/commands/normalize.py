@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--train-text", metavar="T", help="with --lexicon: notes of training annotations")
     parser.add_argument("--train-gold", metavar="G", help="with --lexicon: training annotations (gazetteer and "
                         "CUI-less threshold are fitted on them)")
+    parser.add_argument("--dense", action="store_true",
+                        help="with --lexicon: also compare sentence embeddings in the tf-idf step (needs "
+                             "pip install 'share-ner[dense]'; a --model keeps the setting it was fitted with)")
     parser.add_argument("--explain", action="store_true",
                         help="print one JSON line per mention to stdout: step, score, candidates")
     parser.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
@@ -36,23 +39,26 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
     from share_ner.lexicons import load_lexicon
-    from share_ner.normalizer import Normalizer, group_counts
+    from share_ner.normalizer import Normalizer, NormalizerConfig, group_counts
     from share_ner.notes import read_notes
 
     if (args.train_text is None) != (args.train_gold is None):
         raise ShareNerError("--train-text and --train-gold go together")
     if args.model and args.train_gold:
         raise ShareNerError("--train-text/--train-gold fit a normalizer with --lexicon; --model already has one")
+    if args.model and args.dense:
+        raise ShareNerError("--dense goes with --lexicon; a --model keeps the setting it was fitted with")
     if args.model:
         model = Path(args.model)
         normalizer = Normalizer.load(model / "normalizer" if (model / "normalizer").is_dir() else model)
     else:
         lexicon = load_lexicon(args.lexicon)
+        config = NormalizerConfig(dense=args.dense)
         if args.train_gold:
             normalizer = Normalizer.fit(lexicon, read_notes(args.train_text, args.encoding),
-                                        read_pipe_dir(args.train_gold))
+                                        read_pipe_dir(args.train_gold), config)
         else:
-            normalizer = Normalizer(lexicon)
+            normalizer = Normalizer(lexicon, config=config)
     docs = read_notes(args.text, args.encoding)
     mentions = read_pipe_dir(args.mentions)
     out = Path(args.out)

