@@ -438,7 +438,9 @@ def main(argv: list[str] | None = None) -> int:
             + ("" if args.train_cv else " --no-train-cv")
         args.out.write_text(
             "# Normalizer benchmark (Task 1b on gold spans)\n\n"
-            f"Command: `{cmd} --out {args.out}`. Accuracy = gold mentions given the gold id / gold mentions "
+            f"Command: `{cmd} --out {args.out}`"
+            + (", in an environment with the `dense` extra installed (`pip install -e '.[dense]'`)" if DENSE else "")
+            + ". Accuracy = gold mentions given the gold id / gold mentions "
             "(strict accuracy on gold spans). The scispaCy row is quoted from the task statement (its candidate "
             "generator + linker scoring, char 3-gram tf-idf, threshold 0.7, same spans and lexicons), "
             "not re-measured. Ceiling: share of test mentions whose id the lexicon or training gazetteer carries. "
