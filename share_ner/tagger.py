@@ -24,6 +24,7 @@ distributed reading is a known term, and after tagging
 from __future__ import annotations
 
 import bisect
+import ctypes
 import logging
 import os
 import resource
@@ -617,6 +618,17 @@ def _install(tmp: Path, out_dir: Path) -> None:
         os.replace(tmp, out_dir)
 
 
+def _seed_crfsuite(seed: int = 1) -> None:
+    """Reseed the C library's ``rand()``, which CRFsuite's online trainers (passive-aggressive, AROW, SGD,
+    perceptron) use to shuffle the training sequences and which nothing else reseeds: without this, a model
+    depended on how many sequences earlier trainings in the same process had shuffled. Seed 1 is the C
+    library's start state, so a training gives the model a fresh process gives."""
+    try:
+        ctypes.CDLL(None).srand(seed)
+    except (OSError, AttributeError):  # no C library to load by this name (Windows): order-dependent, as before
+        pass
+
+
 def train_model(
     docs: Mapping[str, Document],
     gold: Mapping[str, list[Mention]],
@@ -729,6 +741,7 @@ def train_model(
         say(f"training CRF on {counts.sentences} sentences, {counts.tokens} tokens "
             + (f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.iterations} iterations)"
                if config.algorithm == "lbfgs" else f"(passive-aggressive, {config.iterations} iterations)"))
+        _seed_crfsuite()
         trainer.train(str(tmp / FILES.crf))
         report.features = _count_features(tmp / FILES.crf)
 

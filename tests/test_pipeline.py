@@ -140,3 +140,14 @@ def test_tag_command_with_missing_model(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err.strip()
     assert rc == 2
     assert err.count("\n") == 0 and "nope" in err
+
+
+def test_training_does_not_depend_on_earlier_trainings_in_the_process(tmp_path: Path) -> None:
+    """CRFsuite's passive-aggressive trainer shuffles with the C library's rand(); train_model reseeds it."""
+    docs = read_notes(FIXTURES / "text")
+    gold = read_pipe_dir(FIXTURES / "gold")
+    config = TaggerConfig(max_iterations=30)
+    train_model(docs, gold, tmp_path / "a", config, fit_normalizer=False)
+    train_model(docs, gold, tmp_path / "other", TaggerConfig(max_iterations=7), fit_normalizer=False)
+    train_model(docs, gold, tmp_path / "b", config, fit_normalizer=False)
+    assert (tmp_path / "a" / "model.crfsuite").read_bytes() == (tmp_path / "b" / "model.crfsuite").read_bytes()
