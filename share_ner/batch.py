@@ -778,6 +778,9 @@ def _init_worker(factory: AnnotatorFactory) -> None:
     # Ctrl-C goes to the whole process group: only the parent reacts, then terminates the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # One of --jobs processes: a thread pool per worker (PyTorch's, under the optional dense normalizer, is
+    # created when the worker first loads it) would oversubscribe the cores.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     start = time.perf_counter()
     try:
         _WORKER["annotator"] = factory()
