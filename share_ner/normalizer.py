@@ -27,7 +27,9 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
    negation the mention lacks (``negation_guard``); a mention that names an
    embedded HPO term is also searched under the term's other names, their
    candidates weighted by ``thesaurus_weight`` (``thesaurus``; off when the
-   lexicon holds HPO's names itself);
+   lexicon holds HPO's names itself); optionally (``dense``, off by default)
+   the names nearest by sentence embedding join the candidates and the
+   embedding cosine is mixed into every score (:mod:`share_ner.dense`);
 8. ``threshold`` — a step-7 decision scoring under a threshold becomes
    ``CUI-less``; the threshold is fitted on the training notes by
    cross-validation to maximise accuracy and saved with the model (without
