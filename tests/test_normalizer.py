@@ -213,6 +213,21 @@ def test_cli_normalize_errors(tmp_path, capsys):
     assert "go together" in capsys.readouterr().err
 
 
+def test_cli_normalize_span_past_the_note_is_one_line_naming_file_and_line(tmp_path, capsys):
+    text, gold = write_corpus(tmp_path / "c", {"n1": "fever"}, {"n1": ["n1.txt||Disease_Disorder||C1||0||5",
+                                                                     "n1.txt||Disease_Disorder||C1||0||50"]})
+    args = ["normalize", str(text), "--out", str(tmp_path / "o"), "--lexicon", "hpo"]
+    expected = f"{gold / 'n1.pipe.txt'}:2: span 0-50 of note n1 ends past the note's end (5 characters)"
+    assert main(args + ["--mentions", str(gold)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"share-ner: error: {expected}"]
+    assert not (tmp_path / "o" / "n1.pipe.txt").exists()
+    # the training gold of --train-text/--train-gold is checked the same way
+    ok_text, ok_gold = write_corpus(tmp_path / "ok", {"n1": "fever"}, {"n1": ["n1.txt||Disease_Disorder||C1||0||5"]})
+    assert main(args + ["--mentions", str(ok_gold), "--train-text", str(text), "--train-gold", str(gold)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"share-ner: error: {expected}"]
+
+
 def test_coordination_and_suffix_partial_matches():
     train = Document("t", "breast cancer; ovarian cancer; Wilms tumor")
     gold = {"t": [mention_of(train, "breast cancer").with_cui("D001943"),

@@ -142,7 +142,8 @@ def test_gold_outside_note_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     (gold / "note04.pipe.txt").write_text("note04.txt||Disease_Disorder||CUI-less||29||500\n")
     assert _train(text, gold, tmp_path / "m") == 2
     err = capsys.readouterr().err.strip()
-    assert err == "share-ner: error: gold: note note04: mention 29-500 ends past the end of the note (95 characters)"
+    assert err == (f"share-ner: error: {gold / 'note04.pipe.txt'}:1: span 29-500 of note note04 ends past the note's end "
+                   "(95 characters)")
 
 
 def test_refuses_to_overwrite_a_non_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

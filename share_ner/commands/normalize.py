@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "normalizer (--model) or a lexicon (--lexicon FILE, or 'hpo' for the embedded HPO lexicon), "
                     "and write pipe files into --out.")
     parser.add_argument("text", metavar="TEXT_DIR", help="note text file or directory")
-    parser.add_argument("--mentions", required=True, metavar="PIPE_DIR", help="mentions (ShARe pipe file or directory)")
+    parser.add_argument("--mentions", required=True, metavar="PIPE_DIR", help="mentions: a ShARe pipe file, or a directory of pipe, "
+                        "BRAT .ann or JSON Lines files; every span must end within its note")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for the normalized pipe files")
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", metavar="M", help="model directory (its normalizer/ sub-directory), or a normalizer "
@@ -37,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
+    from share_ner.formats import read_annotations
+    from share_ner.formats.share import gold_file_name, write_pipe
     from share_ner.lexicons import load_lexicon
     from share_ner.normalizer import Normalizer, NormalizerConfig, group_counts
     from share_ner.notes import read_notes
@@ -55,12 +57,12 @@ def run(args: argparse.Namespace) -> int:
         lexicon = load_lexicon(args.lexicon)
         config = NormalizerConfig(dense=args.dense)
         if args.train_gold:
-            normalizer = Normalizer.fit(lexicon, read_notes(args.train_text, args.encoding),
-                                        read_pipe_dir(args.train_gold), config)
+            train_docs = read_notes(args.train_text, args.encoding)
+            normalizer = Normalizer.fit(lexicon, train_docs, read_annotations(args.train_gold, train_docs), config)
         else:
             normalizer = Normalizer(lexicon, config=config)
     docs = read_notes(args.text, args.encoding)
-    mentions = read_pipe_dir(args.mentions)
+    mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     decisions = []

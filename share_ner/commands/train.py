@@ -53,7 +53,7 @@ def load_lexicon_arg(value: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from share_ner.formats.share import read_pipe_dir
+    from share_ner.formats import read_annotations
     from share_ner.normalizer import NormalizerConfig
     from share_ner.notes import read_notes
     from share_ner.tagger import train_model
@@ -70,10 +70,11 @@ def run(args: argparse.Namespace) -> int:
     docs = read_notes(args.text, args.encoding)
     if not docs:
         raise ShareNerError(f"{args.text}: no .txt notes found")
-    gold = read_pipe_dir(args.gold)
+    gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
     dev = None
     if args.dev_text is not None:
-        dev = (read_notes(args.dev_text, args.encoding), read_pipe_dir(args.dev_gold))
+        dev_docs = read_notes(args.dev_text, args.encoding)
+        dev = (dev_docs, read_annotations(args.dev_gold, dev_docs))
     lexicon = load_lexicon_arg(args.lexicon)
     clusters = None
     if args.clusters is not None:
