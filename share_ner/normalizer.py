@@ -227,7 +227,9 @@ def _prefer_similar_notes(contexts: NoteContexts, doc: Document, decisions: Sequ
 
 
 Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts first
-Phrases = dict[str, list[tuple[Counter, Counter, int]]]  # a word of a → [(a, b, concepts)]
+# a word of a → [(a's words as a set, a as a bag when it repeats a word, else None, a's words, b's words,
+# concepts)]: the set is the fast first test
+Phrases = dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]]
 
 
 def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_count: int) -> tuple[Swaps, Phrases] | None:
@@ -245,10 +247,12 @@ def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_cou
     spread = Counter(w for a in table for w in set(a.split()))
     phrases: Phrases = {}
     for a, bs in table.items():
-        bag = Counter(a.split())
+        a_words = tuple(a.split())
+        bag = Counter(a_words)
+        entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
         for b, n in sorted(bs.items(), key=lambda bn: (-bn[1], bn[0])):
             if n >= min_count:
-                phrases.setdefault(min(bag, key=lambda w: (spread[w], w)), []).append((bag, Counter(b.split()), n))
+                phrases.setdefault(min(bag, key=lambda w: (spread[w], w)), []).append((*entry, tuple(b.split()), n))
     return {a: bs for a, bs in swaps.items() if bs}, phrases
 
 
@@ -497,11 +501,20 @@ class Normalizer:
         variants.sort(key=lambda v: -v[0])  # stable: ties keep word order
         if self.config.phrase_rewrites and phrases:
             longer: list[tuple[int, str]] = []
-            bag = Counter(words)
-            for w in bag:
-                for a, b, n in phrases.get(w, ()):
-                    if a <= bag:
-                        longer.append((n, " ".join(sorted((bag - a + b).elements()))))
+            present = set(words)
+            bag: Counter | None = None
+            for w in present:
+                for a_set, a_bag, a_words, b_words, n in phrases.get(w, ()):
+                    if not a_set <= present:
+                        continue
+                    if a_bag is not None:
+                        bag = bag or Counter(words)
+                        if not a_bag <= bag:
+                            continue
+                    rest = list(words)
+                    for x in a_words:
+                        rest.remove(x)
+                    longer.append((n, " ".join(sorted(rest + list(b_words)))))
             longer.sort(key=lambda v: (-v[0], v[1]))  # ties by the variant: the same order in every process
             variants += longer
         tried.append("rewrite")

@@ -147,6 +147,23 @@ def test_index_cache_is_written_and_reused(tmp_path, monkeypatch):
     assert second.search(["hart attack"], 2)[0][0][0] == second.unique_names.index("heart attack")
 
 
+def test_query_vectors_are_those_of_the_fitted_vectorizer_bit_for_bit(tmp_path, monkeypatch):
+    import pickle
+    import random
+
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    index = compile_index(default_lexicon())
+    names = random.Random(3).sample(index.unique_names, 3000)
+    odd = ["", "a", "zz", "qqqq xxxx", "heart attack", "naïve ß", "fever  ", "x" * 300]
+    queries = names + odd + [n[::-1] for n in names[:500]]  # reversed names: 3-grams out of the vocabulary
+    ours, theirs = index.vectors(queries), index.vectorizer.transform(queries)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+    assert (ours != theirs).nnz == 0 and ours.nnz == theirs.nnz
+    assert ours[len(names)].nnz == 0  # the empty string has no 3-gram
+    # the analyzer built on first use is not written into the cached index
+    assert "_analyzer" in index.__dict__ and "_analyzer" not in pickle.loads(pickle.dumps(index)).__dict__
+
+
 def test_string_keys():
     assert normalized_key("Cancers of the Breast") == normalized_key("breast cancer")
     assert normalized_key("Tumours, malignant") == normalized_key("malignant tumor")

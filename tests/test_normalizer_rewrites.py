@@ -130,3 +130,15 @@ def test_phrase_swaps_seen_equally_often_are_tried_in_one_order_whatever_the_tab
     swaps, phrases = norm._rewrites
     norm._rewrites = swaps, {w: list(reversed(entries)) for w, entries in phrases.items()}
     assert norm.decide(doc, spans(doc, "broad outermost bone of thumb"))[0].cui == "C6"
+
+
+def test_phrase_swap_whose_words_repeat_needs_them_all():
+    # "half half" ↔ "quarter": a mention with one "half" must not take the swap, one with two must
+    lex = Lexicon.from_entries([LexiconEntry("C1", "half half cup", "X", (), True),
+                                LexiconEntry("C1", "quarter cup", "X", (), False),
+                                LexiconEntry("C2", "quarter spoon", "X", (), True),
+                                LexiconEntry("C3", "quarter half spoon", "X", (), True)], "repeats")
+    norm = Normalizer(lex, config=NormalizerConfig(use_tfidf=False, use_partial=False))
+    doc = Document("d", "half half spoon; half spoon")
+    got = [(d.cui, d.method) for d in norm.decide(doc, spans(doc, "half half spoon", "half spoon"))]
+    assert got == [("C2", "rewrite"), ("CUI-less", "none")]

@@ -38,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from share_ner.batch import settle_heap
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
     from share_ner.lexicons import load_lexicon
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    settle_heap()  # the index and the notes stay to the end: the collector need not walk them again
     decisions = []
     ids = sorted(mentions)
     for doc_id in ids:

@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         rejects=Path(args.rejects) if args.rejects else None,
         shard_size=args.shard_size,
         model=str(model),
+        settle_heap=True,
     )
     try:
         summary = run_batch(args.inputs, functools.partial(load_annotator, model), options)
