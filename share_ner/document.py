@@ -8,7 +8,7 @@ have several spans, in text order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterable
 
 CUI_LESS = "CUI-less"
@@ -63,7 +63,12 @@ class Mention:
         return joiner.join(doc_text[s:e] for s, e in self.spans)
 
     def with_cui(self, cui: str) -> "Mention":
-        return replace(self, cui=cui)
+        # The spans were checked when this mention was made: copy the fields without checking them again
+        # (a normalizer gives every mention of a run its CUI this way).
+        new = object.__new__(Mention)
+        for name, value in (("doc_id", self.doc_id), ("spans", self.spans), ("cui", cui), ("type", self.type)):
+            object.__setattr__(new, name, value)
+        return new
 
     def overlaps(self, other: "Mention") -> bool:
         """True when the two mentions share at least one character."""

@@ -73,3 +73,15 @@ def test_input_error_survives_pickling():
 
     err = pickle.loads(pickle.dumps(InputError("notes/a.txt", "bad byte", 3)))
     assert (err.path, err.line, str(err)) == ("notes/a.txt", 3, "notes/a.txt:3: bad byte")
+
+
+def test_with_cui_is_the_same_mention_with_another_cui():
+    import dataclasses
+
+    m = Mention("d", ((9, 12), (0, 4)), "C1")
+    n = m.with_cui("C2")
+    assert n == Mention("d", ((0, 4), (9, 12)), "C2") and hash(n) == hash(Mention("d", ((0, 4), (9, 12)), "C2"))
+    assert (n.doc_id, n.spans, n.type, m.cui) == ("d", ((0, 4), (9, 12)), "Disease_Disorder", "C1")
+    assert n < m.with_cui("C3") and sorted([m.with_cui("C3"), n]) == [n, m.with_cui("C3")]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        n.cui = "C4"  # type: ignore[misc]
