@@ -531,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
             "loaded and heap settled as the CLI does (`share_ner.batch.settle_heap`), either one "
             "`normalize(doc, mentions)` call per note or `normalize_all` (one tf-idf product per 256 notes); the "
             "CPU-time rate is the fairer figure, but the machine's speed itself varied by a quarter between runs "
-            "on different days (docs/normalizer.md).\n\n"
+            "hours apart (docs/normalizer.md).\n\n"
             + main_table
             + ("\n## With the optional `dense` extra (sentence-embedding similarity in step 7)\n\n" + dense_table
                if dense_table else "")
