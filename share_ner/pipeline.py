@@ -11,7 +11,7 @@ other side, so it can be handed to worker processes.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pycrfsuite
 
@@ -81,6 +81,31 @@ class Pipeline:
         if self.normalizer is not None and mentions:
             mentions = list(self.normalizer.normalize(doc, mentions))
         return mentions
+
+    def annotate_many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
+        """:meth:`annotate` for several notes, the same mentions and CUIs: each note is tagged alone, and the
+        normalizer takes them together (one tf-idf product, and one embedding batch under ``dense``, for all).
+        A note whose tagging raises gets the exception in its place; if normalizing them together raises, each
+        note is normalized alone, so that only the note at fault gets an exception."""
+        out: list[list[Mention] | Exception] = []
+        for doc in docs:
+            try:
+                out.append(self.tag(doc))
+            except Exception as exc:  # noqa: BLE001 - reported for this note only
+                out.append(exc)
+        if self.normalizer is None:
+            return out
+        todo = [(i, doc, ms) for i, (doc, ms) in enumerate(zip(docs, out)) if isinstance(ms, list) and ms]
+        try:
+            for (i, _, _), ms in zip(todo, self.normalizer.normalize_many([(doc, ms) for _, doc, ms in todo])):
+                out[i] = ms
+        except Exception:  # noqa: BLE001 - find the note at fault
+            for i, doc, ms in todo:
+                try:
+                    out[i] = list(self.normalizer.normalize(doc, ms))
+                except Exception as exc:  # noqa: BLE001
+                    out[i] = exc
+        return out
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # pycrfsuite.Tagger cannot be pickled; the model directory re-loads cheaply in a worker.

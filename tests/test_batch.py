@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
-from share_ner.batch import BatchOptions, NoteResult, annotate_note, count_tokens, run_batch
+from share_ner.batch import BatchOptions, NoteResult, annotate_note, annotate_notes, count_tokens, run_batch
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import read_annotations
@@ -44,6 +44,17 @@ class FailingAnnotator:
 
 def failing_factory() -> FailingAnnotator:
     return FailingAnnotator()
+
+
+class BatchAnnotator(RegexAnnotator):
+    """An annotator that also takes a batch at once (as a loaded model does), failing on notes with diabetes."""
+
+    def many(self, docs: list[Document]) -> list[list[Mention] | Exception]:
+        return [ValueError(d.text) if "diabetes" in d.text else self(d) for d in docs]
+
+
+def batch_factory() -> BatchAnnotator:
+    return BatchAnnotator()
 
 
 def broken_factory() -> RegexAnnotator:
@@ -81,6 +92,25 @@ def test_annotate_note_is_pure_and_reports_failures_without_text() -> None:
     assert res.mentions == () and res.error.startswith("annotation failed: ValueError in test_batch.py:")
     assert "fever" not in res.error
     assert count_tokens("Pt's BP: 120/80.") == 9  # Pt ' s BP : 120 / 80 .
+
+
+def test_annotate_notes_hands_a_batch_annotator_the_batch_and_keeps_failures_to_their_note(monkeypatch) -> None:
+    docs = [Document("n1", "fever"), Document("n2", "diabetes and fever"), Document("n3", "pain")]
+    got = annotate_notes(batch_factory(), docs)
+    assert [r.mentions for r in got] == [annotate_note(regex_factory(), d).mentions if i != 1 else ()
+                                         for i, d in enumerate(docs)]
+    assert got[1].error.startswith("annotation failed: ValueError") and "diabetes" not in got[1].error
+    assert [r.tokens for r in got] == [1, 3, 1] and got[0].error is None and got[2].error is None
+    # a batch call that raises: every note again alone, with the plain call
+    monkeypatch.setattr(BatchAnnotator, "many", lambda self, docs: 1 / 0)
+    assert annotate_notes(batch_factory(), docs) == [annotate_note(batch_factory(), d) for d in docs]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_batch_annotator_gives_the_same_outputs(notes_dir: Path, tmp_path: Path, jobs: int) -> None:
+    run_batch([notes_dir], regex_factory, opts(tmp_path / "plain"))
+    run_batch([notes_dir], batch_factory, opts(tmp_path / "batched", jobs=jobs))
+    assert files(tmp_path / "batched") == files(tmp_path / "plain")
 
 
 def test_directory_recursive_outputs_and_rejects(notes_dir: Path, tmp_path: Path) -> None:

@@ -151,3 +151,26 @@ def test_training_does_not_depend_on_earlier_trainings_in_the_process(tmp_path: 
     train_model(docs, gold, tmp_path / "other", TaggerConfig(max_iterations=7), fit_normalizer=False)
     train_model(docs, gold, tmp_path / "b", config, fit_normalizer=False)
     assert (tmp_path / "a" / "model.crfsuite").read_bytes() == (tmp_path / "b" / "model.crfsuite").read_bytes()
+
+
+def test_annotate_many_is_annotate_note_by_note_and_isolates_failures(model: Path, monkeypatch) -> None:
+    from share_ner.normalizer import Normalizer
+
+    pipeline = Pipeline.load(model)
+    docs = read_notes(FIXTURES / "text")
+    pipeline.normalizer = Normalizer.fit(None, docs, read_pipe_dir(FIXTURES / "gold"))
+    notes = [Document("a", "Abdomen is soft, nontender.\nShe reports headache.\n"), Document("b", "No findings.\n"),
+             Document("c", "Left atrium is dilated.\nUrinary tract infection.\n"), *list(docs.values())[:3]]
+    one_by_one = [pipeline.annotate(d) for d in notes]
+    assert any(ms and any(m.cui != "CUI-less" for m in ms) for ms in one_by_one)  # the normalizer had work
+    assert pipeline.annotate_many(notes) == one_by_one
+
+    # tagging that fails on one note, then normalizing the batch together fails: each note alone, fault kept
+    tag, normalize = pipeline.tag, pipeline.normalizer.normalize
+    monkeypatch.setattr(pipeline, "tag", lambda d: tag(d) if d.id != "b" else 1 / 0)
+    monkeypatch.setattr(pipeline.normalizer, "normalize_many", lambda batch: 1 / 0)
+    monkeypatch.setattr(pipeline.normalizer, "normalize",
+                        lambda d, ms: normalize(d, ms) if d.id != "c" else [][0])
+    got = pipeline.annotate_many(notes)
+    assert isinstance(got[1], ZeroDivisionError) and isinstance(got[2], IndexError)
+    assert [g for i, g in enumerate(got) if i not in (1, 2)] == [m for i, m in enumerate(one_by_one) if i not in (1, 2)]
