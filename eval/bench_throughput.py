@@ -53,7 +53,7 @@ STAGES = [
     ("token features (incl. abbreviations)", "doc_sequences", "tagger.py"),  # minus split_sentences, below
     ("  of which abbreviation detection", "note_abbreviations", "extract.py"),
     ("CRF tagging + decoding", "tag_sequences", "tagger.py"),
-    ("normalization (CUIs)", "normalize", "normalizer.py"),
+    ("normalization (CUIs)", "decide_many", "normalizer.py"),  # one note at a time or a batch of notes
     ("write outputs", "write_annotations", "__init__.py"),
     ("token counting (batch)", "count_tokens", "batch.py"),
 ]
