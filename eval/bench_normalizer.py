@@ -97,6 +97,9 @@ def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str
     for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, normalizer_mod._content_prefixes,
                normalizer_mod._negations):
         fn.cache_clear()
+    for index in (norm._gaz, norm._lex):
+        if index is not None:
+            index.forget_searches()  # each pass searches afresh (repeats within the pass are found in the memo)
     if norm.config.dense:
         normalizer_mod.dense_encoder()._memo.clear()  # queries embedded afresh (the name vectors stay loaded)
     n = sum(len(ms) for ms in gold.values())

@@ -164,6 +164,27 @@ def test_query_vectors_are_those_of_the_fitted_vectorizer_bit_for_bit(tmp_path, 
     assert "_analyzer" in index.__dict__ and "_analyzer" not in pickle.loads(pickle.dumps(index)).__dict__
 
 
+def test_search_results_are_remembered_and_the_same_alone_or_in_a_batch(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(index_mod, "_MEMORY", {})
+    index = compile_index(default_lexicon())
+    queries = ["hart attack", "abnormal heart rhythm", "zzzz", "fever", "hart attack", "renal failure acute"]
+    alone = [index.search([q], 10)[0] for q in queries]
+    index.forget_searches()
+    batch = index.search(queries, 10)
+    assert batch == alone and batch[0] == batch[4] and batch[2] == []
+    assert all(len(hits) <= 10 and [c for _, c in hits] == sorted((c for _, c in hits), reverse=True)
+               for hits in batch)
+    assert index.search(queries[:1], 3) == [alone[0][:3]]  # another k is another search
+    assert "_found" not in pickle.loads(pickle.dumps(index)).__dict__
+    monkeypatch.setattr(index_mod, "SEARCH_MEMO", 2)  # full: a new query empties the memo first
+    assert len(index.__dict__["_found"]) == 6 and index.search(["heart attack"], 10)
+    assert list(index.__dict__["_found"]) == [("heart attack", 10)]
+    assert index.search(queries, 10) == alone
+
+
 def test_string_keys():
     assert normalized_key("Cancers of the Breast") == normalized_key("breast cancer")
     assert normalized_key("Tumours, malignant") == normalized_key("malignant tumor")
