@@ -306,6 +306,7 @@ class LexiconIndex:
         if todo:
             if len(memo) + len(todo) > SEARCH_MEMO:
                 memo.clear()
+                todo = list(dict.fromkeys(queries))  # the remembered ones are gone too
             sims = (self.vectors(todo) @ self.postings).tocsr()
             for i, query in enumerate(todo):
                 lo, hi = sims.indptr[i], sims.indptr[i + 1]

@@ -183,6 +183,8 @@ def test_search_results_are_remembered_and_the_same_alone_or_in_a_batch(tmp_path
     assert len(index.__dict__["_found"]) == 6 and index.search(["heart attack"], 10)
     assert list(index.__dict__["_found"]) == [("heart attack", 10)]
     assert index.search(queries, 10) == alone
+    # full again, with a batch of one remembered query and one new: both come back
+    assert index.search(["fever", "heart attack"], 10) == [alone[3], index.search(["heart attack"], 10)[0]]
 
 
 def test_string_keys():
