@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -302,13 +302,10 @@ class LexiconIndex:
         # query → (name numbers as int32 bytes, cosines as float32 bytes), best first: 0.3 kB a query, where
         # lists of Python tuples took 1.4 kB
         memo: dict[tuple[str, int], tuple[bytes, bytes]] = self.__dict__.setdefault("_found", {})
-        todo = [q for q in dict.fromkeys(queries) if (q, k) not in memo]
-        if todo:
-            if len(memo) + len(todo) > SEARCH_MEMO:
-                memo.clear()
-                todo = list(dict.fromkeys(queries))  # the remembered ones are gone too
-            sims = (self.vectors(todo) @ self.postings).tocsr()
-            for i, query in enumerate(todo):
+
+        def hits(keys: list[tuple[str, int]]) -> Iterable[tuple[bytes, bytes]]:
+            sims = (self.vectors([q for q, _ in keys]) @ self.postings).tocsr()
+            for i in range(len(keys)):
                 lo, hi = sims.indptr[i], sims.indptr[i + 1]
                 data = sims.data[lo:hi]
                 cols = sims.indices[lo:hi]
@@ -316,7 +313,9 @@ class LexiconIndex:
                     top = np.argpartition(-data, k)[:k]
                     data, cols = data[top], cols[top]
                 order = np.argsort(-data, kind="stable")
-                memo[(query, k)] = (cols[order].astype(np.int32).tobytes(), data[order].astype(np.float32).tobytes())
+                yield cols[order].astype(np.int32).tobytes(), data[order].astype(np.float32).tobytes()
+
+        fill_memo(memo, [(q, k) for q in queries], SEARCH_MEMO, hits)
         out = []
         for q in queries:
             cols_b, data_b = memo[(q, k)]
@@ -336,6 +335,20 @@ class LexiconIndex:
         q = self.vectors([p[0] for p in pairs])
         n = self.vectors([self.unique_names[p[1]] for p in pairs])
         return [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
+
+
+def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:
+    """Put into ``memo`` the values of the ``keys`` it lacks, computed by one ``compute(missing keys)`` call
+    (values in the same order). A memo that would grow past ``limit`` is emptied first, and then every key of
+    this call is computed again, so that all of ``keys`` can be read from ``memo`` afterwards."""
+    keys = list(dict.fromkeys(keys))
+    todo = [key for key in keys if key not in memo]
+    if not todo:
+        return
+    if len(memo) + len(todo) > limit:
+        memo.clear()
+        todo = keys
+    memo.update(zip(todo, compute(todo)))
 
 
 def build_index(lexicon: Lexicon) -> LexiconIndex:

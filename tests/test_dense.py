@@ -197,3 +197,18 @@ def test_a_dense_model_without_the_extra_is_refused_when_loaded(tmp_path, monkey
     monkeypatch.setattr(normalizer_mod, "require_dense", dense.require)
     with pytest.raises(ShareNerError, match=r"pip install 'share-ner\[dense\]'"):
         Normalizer.load(tmp_path / "n")
+
+
+def test_query_memo_that_fills_up_still_returns_every_query(monkeypatch):
+    # Encoder.encode without the model: its memo, over the toy's embeddings
+    enc = object.__new__(dense.Encoder)
+    enc._memo = {}
+    toy = ToyEncoder()
+    monkeypatch.setattr(enc, "embed", toy.embed, raising=False)
+    monkeypatch.setattr(dense, "_MEMO_LIMIT", 2)
+    first = enc.encode(["headache", "heartache", "headache"])
+    assert toy.embedded == 2 and np.allclose(first[0], first[2])
+    # full: one remembered string and one new one empty the memo, and both are embedded again
+    got = enc.encode(["headache", "cephalgia"])
+    assert toy.embedded == 4 and set(enc._memo) == {"headache", "cephalgia"}
+    assert np.allclose(got, toy.embed(["headache", "cephalgia"]).astype(np.float16).astype(np.float32))
