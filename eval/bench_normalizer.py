@@ -179,19 +179,11 @@ def run_dev(corpus: str) -> dict:
 def run_corpus(corpus: str, fit_splits: list[str]) -> dict:
     test_docs, test_gold = load(corpus, "test")
     n = sum(len(ms) for ms in test_gold.values())
-    if corpus == "mantra_gsc":
-        lexicon: Lexicon | None = default_lexicon()
-        train_docs: dict[str, Document] = {}
-        train_gold: dict[str, list[Mention]] = {}
+    lexicon, train_docs, train_gold = benchmark_setting(corpus, fit_splits)
+    if lexicon is not None:
         known = lexicon.cuis
         setup = "HPO lexicon only, no training data"
     else:
-        lexicon = None
-        train_docs, train_gold = {}, {}
-        for split in fit_splits:
-            d, g = load(corpus, split)
-            train_docs.update(d)
-            train_gold.update(g)
         known = {m.cui for ms in train_gold.values() for m in ms}
         setup = f"training gazetteer of {' + '.join(fit_splits)}, no lexicon"
     ceiling = sum(m.cui in known for ms in test_gold.values() for m in ms)
@@ -214,17 +206,24 @@ def run_corpus(corpus: str, fit_splits: list[str]) -> dict:
             "fit_report": full.fit_report_, "dense": dense}
 
 
-def fitted(corpus: str, fit_splits: list[str], config: NormalizerConfig | None = None) -> Normalizer:
-    """The normalizer of the benchmark's test setting: HPO alone for Mantra GSC, else the gazetteer of ``fit_splits``."""
+def benchmark_setting(corpus: str, fit_splits: list[str]) -> tuple[Lexicon | None, dict[str, Document],
+                                                               dict[str, list[Mention]]]:
+    """(lexicon, training notes, training gold) of the benchmark's test setting: HPO alone for Mantra GSC, else
+    no lexicon and the notes of ``fit_splits``."""
     if corpus == "mantra_gsc":
-        return Normalizer.fit(default_lexicon(), {}, {}, config)
+        return default_lexicon(), {}, {}
     docs: dict[str, Document] = {}
     gold: dict[str, list[Mention]] = {}
     for split in fit_splits:
         d, g = load(corpus, split)
         docs.update(d)
         gold.update(g)
-    return Normalizer.fit(None, docs, gold, config)
+    return None, docs, gold
+
+
+def fitted(corpus: str, fit_splits: list[str], config: NormalizerConfig | None = None) -> Normalizer:
+    """The normalizer of the benchmark's test setting (:func:`benchmark_setting`)."""
+    return Normalizer.fit(*benchmark_setting(corpus, fit_splits), config)
 
 
 def measure_speed(corpus: str, fit_splits: list[str]) -> dict[str, tuple[tuple[float, float], tuple[float, float]]]:
