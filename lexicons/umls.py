@@ -4,6 +4,11 @@
 semantic type of the wanted group; ``MRCONSO.RRF`` (tens of millions of lines)
 is then streamed once, in constant memory, and every English, non-suppressed
 string of a kept source whose concept is in that dict becomes a lexicon entry.
+A SNOMED CT fully specified name (term type ``FN``) loses its semantic tag
+("Hypertensive disorder, systemic arterial (disorder)" becomes "Hypertensive
+disorder, systemic arterial"): notes never write the tag, and most fully
+specified names then repeat the concept's preferred term and are dropped as
+duplicates.
 
 Both files may be plain, gzip-compressed (``.gz``) or split into parts
 (``MRCONSO.RRF.aa``, ``.ab``, ...; a line may run across two parts). Lines look
@@ -32,6 +37,10 @@ from share_ner.lexicons.lexicon import LexiconEntry, write_lexicon
 DISORDER_TUIS = ("T019", "T020", "T037", "T046", "T047", "T048", "T049", "T050", "T184", "T190", "T191")
 FINDING_TUI = "T033"
 DEFAULT_SOURCES = ("SNOMEDCT_US",)
+
+# The semantic tag that ends a SNOMED CT fully specified name: "(disorder)", "(morphologic abnormality)",
+# "(regime/therapy)"
+SEMANTIC_TAG = re.compile(r"\s+\([a-z]+(?:[ /-][a-z]+)*\)$")
 
 MRCONSO_FIELDS = 18
 MRSTY_FIELDS = 6
@@ -193,14 +202,17 @@ def iter_umls_entries(meta_dir: str | Path, filt: UmlsFilter | None = None,
             current_cui = row.cui
             seen.clear()
             stats.concepts_written += 1
-        key = row.string.lower()
+        string = row.string
+        if row.tty == "FN" and row.sab.startswith("SNOMEDCT"):
+            string = SEMANTIC_TAG.sub("", string)
+        key = string.lower()
         if key in seen:
             skipped["duplicate"] = skipped.get("duplicate", 0) + 1
             continue
         seen.add(key)
         preferred = row.ts == "P" and row.stt == "PF" and row.ispref == "Y"
         stats.entries_written += 1
-        yield LexiconEntry(row.cui, row.string, row.sab, types, preferred)
+        yield LexiconEntry(row.cui, string, row.sab, types, preferred)
 
 
 def build_umls_lexicon(meta_dir: str | Path, out: str | Path, filt: UmlsFilter | None = None) -> BuildStats:

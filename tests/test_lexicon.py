@@ -33,12 +33,14 @@ def private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
 
 
-# What the fixture gives by default: English, SUPPRESS=N, SNOMEDCT_US, Disorders group, case duplicates dropped.
+# What the fixture gives by default: English, SUPPRESS=N, SNOMEDCT_US, Disorders group, case duplicates dropped,
+# fully specified names without their semantic tag ("Diabetes mellitus (disorder)" repeats the preferred term).
 DEFAULT_ROWS = [
     ("C0011849", "Diabetes mellitus", True),
     ("C0018681", "Headache", True),
     ("C0020538", "Hypertensive disorder", True),
     ("C0020538", "High blood pressure", False),
+    ("C0020538", "Hypertensive disorder, systemic arterial", False),
     ("C0027051", "Myocardial infarction", True),
     ("C0027051", "Heart attack", False),
 ]
@@ -54,14 +56,23 @@ def test_umls_default_filter(tmp_path):
     assert rows(out) == DEFAULT_ROWS
     lex = load_lexicon(out)
     assert lex.entries[0].semtypes == ("T047",) and lex.entries[1].semtypes == ("T184",)
-    assert stats.skipped == {"language": 1, "suppressed": 1, "source": 1, "semantic type": 2, "duplicate": 1}
-    assert stats.lines_read == 12
+    assert stats.skipped == {"language": 1, "suppressed": 1, "source": 1, "semantic type": 2, "duplicate": 2}
+    assert stats.lines_read == 14
+
+
+def test_semantic_tag_is_dropped_from_snomed_fully_specified_names_only():
+    from share_ner.lexicons.umls import SEMANTIC_TAG
+
+    assert SEMANTIC_TAG.sub("", "Fracture of femur (disorder)") == "Fracture of femur"
+    assert SEMANTIC_TAG.sub("", "Ulcer (morphologic abnormality)") == "Ulcer"
+    assert SEMANTIC_TAG.sub("", "Dialysis (regime/therapy)") == "Dialysis"
+    assert SEMANTIC_TAG.sub("", "Hepatitis C (HCV)") == "Hepatitis C (HCV)"  # an abbreviation, not a tag
 
 
 def test_umls_other_source_and_findings(tmp_path):
     out = tmp_path / "umls.tsv"
     build_umls_lexicon(META, out, UmlsFilter.disorders(["SNOMEDCT_US", "MSH"]))
-    assert ("C0020538", "Hypertension", False) in rows(out) and len(rows(out)) == 7
+    assert ("C0020538", "Hypertension", False) in rows(out) and len(rows(out)) == 8
     build_umls_lexicon(META, out, UmlsFilter.disorders(include_findings=True))
     assert rows(out) == DEFAULT_ROWS + [("C0262926", "Medical history", True)]
 
@@ -248,8 +259,8 @@ def test_gazetteer_counts_discontiguous_mentions():
 def test_cli_lexicon_build(tmp_path, capsys):
     out = tmp_path / "u.tsv"
     assert main(["lexicon", "build", "--umls", str(META), "--out", str(out), "--sab", "MSH"]) == 0
-    assert len(rows(out)) == 7
-    assert "7 strings of 4 concepts" in capsys.readouterr().err
+    assert len(rows(out)) == 8
+    assert "8 strings of 4 concepts" in capsys.readouterr().err
     text = tmp_path / "text"
     gold = tmp_path / "gold"
     text.mkdir()
@@ -271,7 +282,7 @@ def test_cli_lexicon_errors(tmp_path, capsys):
                                           encoding="utf-8")
     assert main(["lexicon", "build", "--umls", str(tmp_path), "--out", str(tmp_path / "x.tsv")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"{tmp_path / 'MRCONSO.RRF'}:13: malformed MRCONSO line" in err[0]
+    assert len(err) == 1 and f"{tmp_path / 'MRCONSO.RRF'}:15: malformed MRCONSO line" in err[0]
 
 
 def test_empty_build_is_an_error(tmp_path):
