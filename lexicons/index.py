@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,6 +36,9 @@ from share_ner.notes import atomic_write_bytes
 
 INDEX_VERSION = 11
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
+# At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
+# entry, and one query can meet most names of a large lexicon (a SNOMED CT-sized one: 200,000 of 240,000)
+SEARCH_PRODUCT_ENTRIES = 4_000_000
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -249,6 +252,7 @@ class LexiconIndex:
         state = dict(self.__dict__)
         state.pop("_analyzer", None)  # rebuilt on first use; not part of the cached index
         state.pop("_found", None)  # remembered search results: per process
+        state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         return state
 
     def vectors(self, queries: list[str]) -> sp.csr_matrix:
@@ -293,8 +297,8 @@ class LexiconIndex:
         return self.unique.at(u)
 
     def search(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
-        """Top ``k`` (unique-name number, cosine) per soft-normalised query, by one sparse product for all queries
-        not searched before. A query's hits depend on nothing else, so they are remembered (up to
+        """Top ``k`` (unique-name number, cosine) per soft-normalised query, by sparse products of the queries not
+        searched before with the postings, as few as :data:`SEARCH_PRODUCT_ENTRIES` allows. A query's hits depend on nothing else, so they are remembered (up to
         :data:`SEARCH_MEMO` queries per index and process): clinical notes repeat their disorder names, and the
         85,905 mentions the default model finds in the MTSamples notes are 8,641 distinct strings."""
         if self.postings is None or self.vectorizer is None or not queries:
@@ -303,17 +307,18 @@ class LexiconIndex:
         # lists of Python tuples took 1.4 kB
         memo: dict[tuple[str, int], tuple[bytes, bytes]] = self.__dict__.setdefault("_found", {})
 
-        def hits(keys: list[tuple[str, int]]) -> Iterable[tuple[bytes, bytes]]:
-            sims = (self.vectors([q for q, _ in keys]) @ self.postings).tocsr()
-            for i in range(len(keys)):
-                lo, hi = sims.indptr[i], sims.indptr[i + 1]
-                data = sims.data[lo:hi]
-                cols = sims.indices[lo:hi]
-                if hi - lo > k:
-                    top = np.argpartition(-data, k)[:k]
-                    data, cols = data[top], cols[top]
-                order = np.argsort(-data, kind="stable")
-                yield cols[order].astype(np.int32).tobytes(), data[order].astype(np.float32).tobytes()
+        def hits(keys: list[tuple[str, int]]) -> Iterator[tuple[bytes, bytes]]:
+            vectors = self.vectors([q for q, _ in keys])
+            for lo, hi in self._product_chunks(vectors):
+                sims = (vectors[lo:hi] @ self.postings).tocsr()
+                for i in range(hi - lo):
+                    data = sims.data[sims.indptr[i]:sims.indptr[i + 1]]
+                    cols = sims.indices[sims.indptr[i]:sims.indptr[i + 1]]
+                    if len(data) > k:
+                        top = np.argpartition(-data, k)[:k]
+                        data, cols = data[top], cols[top]
+                    order = np.argsort(-data, kind="stable")
+                    yield cols[order].astype(np.int32).tobytes(), data[order].astype(np.float32).tobytes()
 
         fill_memo(memo, [(q, k) for q in queries], SEARCH_MEMO, hits)
         out = []
@@ -322,6 +327,23 @@ class LexiconIndex:
             out.append(list(zip(np.frombuffer(cols_b, dtype=np.int32).tolist(),
                                 np.frombuffer(data_b, dtype=np.float32).tolist())))
         return out
+
+    def _product_chunks(self, vectors: sp.csr_matrix) -> Iterator[tuple[int, int]]:
+        """Row ranges of ``vectors`` whose products with the postings have at most
+        :data:`SEARCH_PRODUCT_ENTRIES` entries between them (bounded by the postings lengths of their 3-grams;
+        a single row may exceed it). A row's hits do not depend on the rows multiplied with it."""
+        lengths = self.__dict__.get("_lengths")
+        if lengths is None:
+            lengths = self.__dict__["_lengths"] = np.diff(self.postings.indptr)
+        ends = np.concatenate([[0], np.cumsum(lengths[vectors.indices], dtype=np.int64)])[vectors.indptr]
+        start, total = 0, 0
+        for i, size in enumerate(np.diff(ends).tolist()):
+            if i > start and total + size > SEARCH_PRODUCT_ENTRIES:
+                yield start, i
+                start, total = i, 0
+            total += size
+        if vectors.shape[0]:
+            yield start, vectors.shape[0]
 
     def forget_searches(self) -> None:
         """Drop the remembered search results (for timing a cold pass)."""

@@ -196,6 +196,18 @@ def test_search_results_are_remembered_and_the_same_alone_or_in_a_batch(tmp_path
     assert index.search(queries, 10) == alone
     # full again, with a batch of one remembered query and one new: both come back
     assert index.search(["fever", "heart attack"], 10) == [alone[3], index.search(["heart attack"], 10)[0]]
+    # products cut into pieces (down to one query each, empty queries among them) give the same hits
+    monkeypatch.setattr(index_mod, "SEARCH_MEMO", 100)
+    queries += ["", "zz", "acute renal failure", "q"]
+    index.forget_searches()
+    whole = index.search(queries, 10)
+    for limit in (1, 20_000):
+        monkeypatch.setattr(index_mod, "SEARCH_PRODUCT_ENTRIES", limit)
+        pieces = list(index._product_chunks(index.vectors(queries)))
+        assert pieces[0][0] == 0 and pieces[-1][1] == len(queries) and 1 < len(pieces) <= len(queries)
+        assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+        index.forget_searches()
+        assert index.search(queries, 10) == whole
 
 
 def test_string_keys():
