@@ -252,6 +252,7 @@ class LexiconIndex:
         state = dict(self.__dict__)
         state.pop("_analyzer", None)  # rebuilt on first use; not part of the cached index
         state.pop("_found", None)  # remembered search results: per process
+        state.pop("_near", None)  # ... and names added by embedding (share_ner.normalizer._with_nearest)
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         return state
 
@@ -348,6 +349,7 @@ class LexiconIndex:
     def forget_searches(self) -> None:
         """Drop the remembered search results (for timing a cold pass)."""
         self.__dict__.pop("_found", None)
+        self.__dict__.pop("_near", None)
 
     def cosines(self, pairs: list[tuple[str, int]]) -> list[float]:
         """The tf-idf cosine of each (soft-normalised query, unique-name number) pair, for candidates found

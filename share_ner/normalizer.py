@@ -70,10 +70,12 @@ from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
 from share_ner.lexicons.index import (
+    SEARCH_MEMO,
     STOPWORDS,
     LexiconIndex,
     compile_index,
     exact_key,
+    fill_memo,
     normalized_key,
     soft_normalize,
     stem,
@@ -644,7 +646,7 @@ class Normalizer:
             if embedded is not None:
                 vectors = name_vectors(index.content_hash, index.unique_names, encoder,
                                        persist=index is self._lex or self.gazetteer.path is not None)
-                found = _with_nearest(index, flat, found, nearest(embedded, vectors, cfg.dense_top_k))
+                found = _with_nearest(index, flat, found, embedded, vectors, cfg.dense_top_k)
             for q_i, hits in enumerate(found):
                 q = flat[q_i]
                 k = owner[q_i]
@@ -799,15 +801,25 @@ FEATURES = ("cosine", "fuzz", "ratio", "partial_ratio", "token_set_ratio", "log_
 
 
 def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tuple[int, float]]],
-                  near: list[list[tuple[int, float]]]) -> list[list[tuple[int, float]]]:
-    """tf-idf hits per query plus the names nearest by embedding that tf-idf did not find, with their tf-idf
-    cosine (computed for the pair) so that every candidate is scored the same way."""
-    extra = [(q_i, u) for q_i, (hits, close) in enumerate(zip(found, near))
-             for u in sorted({u for u, _ in close} - {u for u, _ in hits})]
-    out = [list(hits) for hits in found]
-    for (q_i, u), cos in zip(extra, index.cosines([(queries[q_i], u) for q_i, u in extra])):
-        out[q_i].append((u, cos))
-    return out
+                  embedded: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    """tf-idf hits per query plus the ``k`` names nearest by embedding (rows of ``vectors``; ``embedded``: the
+    queries' embeddings) that tf-idf did not find, with their tf-idf cosine (computed for the pair) so that every
+    candidate is scored the same way. Like the tf-idf hits, the added names depend only on the query, so they are
+    remembered (up to :data:`SEARCH_MEMO` queries per index and process; see :meth:`LexiconIndex.search`)."""
+    first = {q: i for i, q in reversed(list(enumerate(queries)))}
+    memo: dict[tuple[str, int], tuple[tuple[int, float], ...]] = index.__dict__.setdefault("_near", {})
+
+    def added(keys: list[tuple[str, int]]) -> list[tuple[tuple[int, float], ...]]:
+        rows = [first[q] for q, _ in keys]
+        extra = [(j, u) for j, (r, close) in enumerate(zip(rows, nearest(embedded[rows], vectors, k)))
+                 for u in sorted({u for u, _ in close} - {u for u, _ in found[r]})]
+        out: list[list[tuple[int, float]]] = [[] for _ in keys]
+        for (j, u), cos in zip(extra, index.cosines([(keys[j][0], u) for j, u in extra])):
+            out[j].append((u, cos))
+        return [tuple(hits) for hits in out]
+
+    fill_memo(memo, [(q, k) for q in queries], SEARCH_MEMO, added)
+    return [list(hits) + list(memo[(q, k)]) for q, hits in zip(queries, found)]
 
 
 def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int, in_context: bool,

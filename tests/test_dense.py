@@ -212,3 +212,24 @@ def test_query_memo_that_fills_up_still_returns_every_query(monkeypatch):
     got = enc.encode(["headache", "cephalgia"])
     assert toy.embedded == 4 and set(enc._memo) == {"headache", "cephalgia"}
     assert np.allclose(got, toy.embed(["headache", "cephalgia"]).astype(np.float16).astype(np.float32))
+
+
+def test_names_added_by_embedding_are_remembered_per_query(monkeypatch):
+    norm = Normalizer(lexicon("memo"), config=NormalizerConfig(dense=True, top_k=1, dense_top_k=2), threshold=0.0)
+    docs = [Document("a", "headache"), Document("b", "hart attack and headache")]
+    mentions = [[Mention("a", ((0, 8),))], [Mention("b", ((0, 11),)), Mention("b", ((16, 24),))]]
+    batch = list(zip(docs, mentions))
+
+    def seen(decisions):
+        return [[(d.cui, d.method, round(d.score, 6), d.matched) for d in ds] for ds in decisions]
+
+    alone = seen([norm.decide(doc, ms) for doc, ms in batch])
+    assert alone[0][0][0] == alone[1][1][0] == "C1"  # "headache": cephalgia, found by meaning only
+    calls: list[int] = []
+    real = normalizer_mod.nearest
+    monkeypatch.setattr(normalizer_mod, "nearest", lambda q, v, k: calls.append(len(q)) or real(q, v, k))
+    assert seen(norm.decide_many(batch)) == alone and calls == []  # every query's added names remembered
+    assert ("headache", 2) in norm._lex.__dict__["_near"]
+    norm._lex.forget_searches()
+    assert seen(norm.decide_many(batch)) == alone
+    assert len(calls) == 1 and calls[0] == len({q for q, _ in norm._lex.__dict__["_near"]})  # one product, no repeats
