@@ -116,6 +116,25 @@ def write_lexicons(directory: Path) -> dict[str, Path]:
     return files
 
 
+def write_model(directory: Path, lexicon_file: Path) -> None:
+    """A copy of the default model whose normalizer links against ``lexicon_file`` (copied in) instead of HPO,
+    with the same gazetteer, settings and threshold: ``share-ner tag`` with a large lexicon, for
+    ``eval/bench_throughput.py --model``."""
+    import shutil
+
+    from share_ner.default_model import default_model_dir
+    from share_ner.lexicons import load_lexicon
+
+    shutil.copytree(default_model_dir(), directory)
+    target = directory / "normalizer" / "lexicon.tsv"
+    shutil.copyfile(lexicon_file, target)
+    settings_file = directory / "normalizer" / "normalizer.json"
+    settings = json.loads(settings_file.read_text(encoding="utf-8"))
+    settings["lexicon"] = {"kind": "file", "path": str(target.resolve()),
+                           "content_hash": load_lexicon(target).content_hash}
+    settings_file.write_text(json.dumps(settings, indent=1), encoding="utf-8")
+
+
 def peak_mb() -> float:
     """Peak resident memory of this process since it started (VmHWM: unlike ``ru_maxrss``, it does not count the
     parent's memory at the fork)."""
@@ -198,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to tag (default 1000)")
     ap.add_argument("--out", type=Path, help="write the results (Markdown) here")
+    ap.add_argument("--model-dir", type=Path, help="also write there a copy of the default model whose normalizer "
+                    "uses the largest lexicon (for eval/bench_throughput.py --model)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -211,7 +232,11 @@ def main(argv: list[str] | None = None) -> int:
         notes, n_mentions, distinct = tag_mentions(args.notes, mentions_file)
         print(f"{notes:,} MTSamples notes: {n_mentions:,} mentions, {distinct:,} distinct strings", flush=True)
         rows = []
-        for label, path in write_lexicons(Path(tmp)).items():
+        lexicons = write_lexicons(Path(tmp))
+        if args.model_dir:
+            write_model(args.model_dir, list(lexicons.values())[-1])
+            print(f"{args.model_dir}: the default model with the `{list(lexicons)[-1]}` lexicon", flush=True)
+        for label, path in lexicons.items():
             built = in_child("compile", str(path))
             speed = in_child("speed", str(path), str(mentions_file))
             rows.append((label, built, speed))

@@ -29,6 +29,7 @@ import os
 import platform
 import pstats
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -223,7 +224,7 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
     lines = [
         "# Throughput of `share-ner tag`",
         "",
-        f"Command: `python eval/bench_throughput.py{' --limit ' + str(args.limit) if args.limit else ''}` "
+        f"Command: `{' '.join(['python eval/bench_throughput.py', *map(shlex.quote, sys.argv[1:])])}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Python {platform.python_version()}, "
         f"{os.cpu_count()} cores; load average before the runs: "
         f"{one['load_before']:.1f} / {two['load_before']:.1f}).",
