@@ -26,7 +26,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
@@ -182,7 +182,10 @@ def iter_umls_entries(meta_dir: str | Path, filt: UmlsFilter | None = None,
     languages = frozenset(filt.languages)
     skipped = stats.skipped
     current_cui = ""
-    seen: set[str] = set()  # strings of the current concept only: MRCONSO is sorted by CUI
+    # the current concept's entries by lower-cased string (MRCONSO is sorted by CUI, so one concept at a time);
+    # of two that differ only by case, or a fully specified name that repeats another name, the first is kept,
+    # marked preferred if either is
+    concept: dict[str, LexiconEntry] = {}
     for _, _, row in iter_mrconso(conso_parts):
         stats.lines_read += 1
         if row.lat not in languages:
@@ -199,20 +202,29 @@ def iter_umls_entries(meta_dir: str | Path, filt: UmlsFilter | None = None,
             skipped["semantic type"] = skipped.get("semantic type", 0) + 1
             continue
         if row.cui != current_cui:
+            yield from _written(concept, stats)
             current_cui = row.cui
-            seen.clear()
             stats.concepts_written += 1
         string = row.string
         if row.tty == "FN" and row.sab.startswith("SNOMEDCT"):
             string = SEMANTIC_TAG.sub("", string)
-        key = string.lower()
-        if key in seen:
-            skipped["duplicate"] = skipped.get("duplicate", 0) + 1
-            continue
-        seen.add(key)
         preferred = row.ts == "P" and row.stt == "PF" and row.ispref == "Y"
-        stats.entries_written += 1
-        yield LexiconEntry(row.cui, string, row.sab, types, preferred)
+        key = string.lower()
+        kept = concept.get(key)
+        if kept is not None:
+            skipped["duplicate"] = skipped.get("duplicate", 0) + 1
+            if preferred and not kept.preferred:
+                concept[key] = replace(kept, preferred=True)
+            continue
+        concept[key] = LexiconEntry(row.cui, string, row.sab, types, preferred)
+    yield from _written(concept, stats)
+
+
+def _written(concept: dict[str, LexiconEntry], stats: BuildStats) -> Iterator[LexiconEntry]:
+    """Yield and forget one concept's entries, in the order they came."""
+    stats.entries_written += len(concept)
+    yield from concept.values()
+    concept.clear()
 
 
 def build_umls_lexicon(meta_dir: str | Path, out: str | Path, filt: UmlsFilter | None = None) -> BuildStats:

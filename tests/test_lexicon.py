@@ -69,6 +69,22 @@ def test_semantic_tag_is_dropped_from_snomed_fully_specified_names_only():
     assert SEMANTIC_TAG.sub("", "Hepatitis C (HCV)") == "Hepatitis C (HCV)"  # an abbreviation, not a tag
 
 
+def test_a_duplicate_that_comes_first_keeps_the_preferred_flag(tmp_path):
+    # a fully specified name before its concept's preferred term (MRCONSO is sorted by CUI only)
+    shutil.copy(META / "MRSTY.RRF", tmp_path / "MRSTY.RRF")
+    (tmp_path / "MRCONSO.RRF").write_text(
+        "C0011849|ENG|S|L1276553|PF|S1548463|N|A2988223|121589010|73211009||SNOMEDCT_US|FN|73211009|"
+        "Diabetes mellitus (disorder)|9|N|256|\n"
+        "C0011849|ENG|P|L0011849|PF|S0030001|Y|A0030001|73211009|73211009||SNOMEDCT_US|PT|73211009|"
+        "Diabetes mellitus|9|N|256|\n"
+        "C0011849|ENG|S|L0011850|PF|S0030002|Y|A0030002|73211010|73211009||SNOMEDCT_US|SY|73211009|"
+        "DM - Diabetes mellitus|9|N|256|\n", encoding="utf-8")
+    stats = build_umls_lexicon(tmp_path, tmp_path / "out.tsv")
+    assert rows(tmp_path / "out.tsv") == [("C0011849", "Diabetes mellitus", True),
+                                          ("C0011849", "DM - Diabetes mellitus", False)]
+    assert stats.entries_written == 2 and stats.skipped == {"duplicate": 1}
+
+
 def test_umls_other_source_and_findings(tmp_path):
     out = tmp_path / "umls.tsv"
     build_umls_lexicon(META, out, UmlsFilter.disorders(["SNOMEDCT_US", "MSH"]))
