@@ -299,9 +299,10 @@ class LexiconIndex:
 
     def search(self, queries: list[str], k: int) -> list[list[tuple[int, float]]]:
         """Top ``k`` (unique-name number, cosine) per soft-normalised query, by sparse products of the queries not
-        searched before with the postings, as few as :data:`SEARCH_PRODUCT_ENTRIES` allows. A query's hits depend on nothing else, so they are remembered (up to
-        :data:`SEARCH_MEMO` queries per index and process): clinical notes repeat their disorder names, and the
-        85,905 mentions the default model finds in the MTSamples notes are 8,641 distinct strings."""
+        searched before with the postings, as few as :data:`SEARCH_PRODUCT_ENTRIES` allows. A query's hits depend
+        on nothing else, so they are remembered (up to :data:`SEARCH_MEMO` queries per index and process):
+        clinical notes repeat their disorder names, and the 85,905 mentions the default model finds in the
+        MTSamples notes are 8,641 distinct strings."""
         if self.postings is None or self.vectorizer is None or not queries:
             return [[] for _ in queries]
         # query → (name numbers as int32 bytes, cosines as float32 bytes), best first: 0.3 kB a query, where
