@@ -5,7 +5,7 @@ directory, never committed):
 
 * ``hpo`` -- the embedded HPO lexicon;
 * ``hpo+icd`` -- plus the ICD-10-CM code titles and inclusion terms in the ``simple-icd-10-cm`` wheel (PyPI, public
-  domain; a benchmark-only install: ``pip install simple-icd-10-cm``), without the titles of 7th-character
+  domain; a benchmark-only install: ``pip install -e '.[bench]'``), without the titles of 7th-character
   extensions ("..., subsequent encounter for fracture with routine healing"), which are billing variants, not names;
 * ``hpo+icd+composed`` -- plus composed names ("Chronic ulcer of left tibia") built from HPO's body sites and a
   list of morphologies, up to 250,000 strings, the size of the synthetic UMLS build (eval/results/lexicon.md). Their
