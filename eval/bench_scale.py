@@ -221,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                     "uses the largest lexicon (for eval/bench_throughput.py --model)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.model_dir and args.model_dir.exists():
+        ap.error(f"--model-dir {args.model_dir} exists; give a new directory")
     if args.child:
         what, *rest = args.child
         print(json.dumps(child_compile(*rest) if what == "compile" else child_speed(*rest)))
