@@ -792,6 +792,24 @@ class _Runner:
         return self.summary
 
 
+def in_child(fn: Callable[..., Any], *args: Any) -> bool:
+    """Run ``fn(*args)`` in a child process, for what it leaves on disk (this process stays small); whether it
+    succeeded. A failure prints nothing: the same work fails again, with its message, where it is needed."""
+    import multiprocessing
+
+    child = multiprocessing.get_context().Process(target=_quietly, args=(fn, *args))
+    child.start()
+    child.join()
+    return child.exitcode == 0
+
+
+def _quietly(fn: Callable[..., Any], *args: Any) -> None:
+    try:
+        fn(*args)
+    except BaseException:  # noqa: BLE001
+        sys.exit(1)
+
+
 def settle_heap() -> None:
     """Once the model is loaded: move every object alive to the garbage collector's permanent generation.
 

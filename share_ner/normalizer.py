@@ -62,7 +62,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from share_ner.dense import encoder as dense_encoder
-from share_ner.dense import name_vectors, nearest
+from share_ner.dense import name_vectors, nearest, vectors_cache_path
 from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
@@ -76,6 +76,7 @@ from share_ner.lexicons.index import (
     compile_index,
     exact_key,
     fill_memo,
+    index_cache_path,
     normalized_key,
     soft_normalize,
     stem,
@@ -772,6 +773,34 @@ class Normalizer:
                                     f"this share-ner computes {list(FEATURES)}")
             norm.ranker_ = ([float(c) for c in ranker["coef"]], float(ranker["intercept"]))
         return norm
+
+
+def caches_ready(directory: str | Path) -> bool:
+    """Whether loading the normalizer saved in ``directory`` finds every compiled index (and, for a ``dense``
+    normalizer, every name-vector file) in the on-disk cache, so that it compiles and embeds nothing. Settings
+    that cannot be read count as ready: loading them will say what is wrong."""
+    directory = Path(directory)
+    try:
+        meta = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
+        hashes = [meta["lexicon"]["content_hash"]] if meta.get("lexicon") else []
+        if meta.get("gazetteer"):
+            hashes.append(load_lexicon(directory / meta["gazetteer"]).content_hash)
+        dense = bool(meta.get("config", {}).get("dense"))
+    except (OSError, ValueError, KeyError, TypeError, ShareNerError):
+        return True
+    return all(index_cache_path(h).is_file() and (not dense or vectors_cache_path(h).is_file()) for h in hashes)
+
+
+def prepare_caches(directory: str | Path) -> None:
+    """Load the normalizer saved in ``directory``, which compiles its indexes into the on-disk cache, and for a
+    ``dense`` normalizer embed its names into it too: what every worker of ``share-ner tag --jobs N`` would
+    otherwise build at once (a SNOMED CT-sized lexicon: about 10 s and 750 MB each; its names' embeddings:
+    about 10 CPU minutes each)."""
+    norm = Normalizer.load(directory)
+    if norm.config.dense:
+        for index, persist in ((norm._lex, True), (norm._gaz, norm.gazetteer is not None and norm.gazetteer.path is not None)):
+            if index is not None:
+                name_vectors(index.content_hash, index.unique_names, dense_encoder(), persist=persist)
 
 
 def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon | None:

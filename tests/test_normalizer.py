@@ -242,6 +242,30 @@ def test_coordination_and_suffix_partial_matches():
     assert norm.decide(doc, [mention_of(doc, "breast, ovarian, or skin cancer")])[0].method == "tfidf"
 
 
+def test_caches_are_prepared_once_for_the_workers(tmp_path, monkeypatch, capfd):
+    from share_ner.batch import in_child
+    from share_ner.lexicons import index as index_mod
+    from share_ner.normalizer import caches_ready, prepare_caches
+
+    write_lexicon(tmp_path / "lex.tsv", ENTRIES)
+    train = Document("t", "Pt has HTN.")
+    norm = Normalizer.fit(load_lexicon(tmp_path / "lex.tsv"), {"t": train},
+                          {"t": [mention_of(train, "HTN").with_cui("C0020538")]})
+    norm.save(tmp_path / "model")
+    # another machine, or a cleared cache: nothing compiled yet
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setattr(index_mod, "_MEMORY", {})
+    assert not caches_ready(tmp_path / "model")
+    assert in_child(prepare_caches, tmp_path / "model")  # in another process: this one stays small
+    assert caches_ready(tmp_path / "model")
+    assert len(list((tmp_path / "empty-cache").glob("index-*"))) == 2  # the lexicon's and the gazetteer's
+    # what cannot be read is left to loading, which says what is wrong; a failure in the child prints nothing
+    assert caches_ready(tmp_path / "no-model")
+    capfd.readouterr()
+    assert not in_child(prepare_caches, tmp_path / "no-model")
+    assert capfd.readouterr().err == ""
+
+
 def test_optional_ranker_is_fitted_saved_and_loaded(tmp_path):
     from share_ner.normalizer import FEATURES
 

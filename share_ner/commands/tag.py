@@ -10,7 +10,7 @@ import functools
 import sys
 from pathlib import Path
 
-from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, load_annotator, run_batch
+from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, in_child, load_annotator, run_batch
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
 
@@ -58,11 +58,30 @@ def _model_dir(arg: str | None) -> Path:
     return Path(default_model_dir()).resolve()
 
 
+def _prepare_caches(model: Path, quiet: bool) -> None:
+    """Before ``--jobs N`` workers start, compile the model's lexicon index (and embed its names, under
+    ``dense``) once into the on-disk cache when it is not there yet: a new lexicon, or one compiled by an older
+    share-ner. Otherwise every worker builds the same at once: with a SNOMED CT-sized lexicon, about 10 s and
+    750 MB each."""
+    from share_ner.model import FILES
+    from share_ner.normalizer import caches_ready, prepare_caches
+
+    normalizer = model / FILES.normalizer
+    if not normalizer.is_dir() or caches_ready(normalizer):
+        return
+    if not quiet:
+        print("share-ner: compiling the model's lexicon index once, before the workers start (cached for later "
+              "runs)", file=sys.stderr)
+    in_child(prepare_caches, normalizer)
+
+
 def run(args: argparse.Namespace) -> int:
     for path in map(Path, args.inputs):
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")
     model = _model_dir(args.model)
+    if args.jobs > 1:
+        _prepare_caches(model, args.quiet)
     options = BatchOptions(
         out=Path(args.out) if args.out else None,
         fmt=args.fmt,
