@@ -91,18 +91,62 @@ def _timed_load(model: str) -> Any:
 
 
 def child_run(model: str, notes: str, out: str, jobs: int, limit: int | None) -> dict[str, Any]:
-    from share_ner.batch import BatchOptions, load_annotator, run_batch
+    import threading
+
+    from share_ner.batch import BatchOptions, run_batch
+    from share_ner.model import FILES
+    from share_ner.normalizer import saved_dense
 
     wall = time.perf_counter()
-    factory = functools.partial(_timed_load, model) if jobs == 1 else functools.partial(load_annotator, model)
-    summary = run_batch([notes], factory,
-                        BatchOptions(out=Path(out), jobs=jobs, progress=False, limit=limit, model=model))
+    factory = functools.partial(_timed_load, model)  # its CPU time is recorded where it runs: here, if preloaded
+    # as `share-ner tag` runs it: workers forked from this process once it has loaded the model, unless dense
+    preload = not saved_dense(Path(model) / FILES.normalizer)
+    memory: dict[str, float] = {}
+    stop = threading.Event()
+    sampler = threading.Thread(target=_sample_memory, args=(memory, stop), daemon=True)
+    sampler.start()
+    summary = run_batch([notes], factory, BatchOptions(out=Path(out), jobs=jobs, progress=False, limit=limit,
+                                                       model=model, preload=preload))
+    stop.set()
+    sampler.join()
     wall = time.perf_counter() - wall
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"summary": summary.to_dict(), "wall": wall, "startup_cpu": _STARTUP_CPU[0],
             "cpu_self": me.ru_utime + me.ru_stime, "cpu_workers": kids.ru_utime + kids.ru_stime,
-            "rss_self_mb": _peak_rss_mb(), "rss_worker_mb": kids.ru_maxrss / 1024}
+            "rss_self_mb": _peak_rss_mb(), "rss_worker_mb": kids.ru_maxrss / 1024, "preload": preload, **memory}
+
+
+def _sample_memory(memory: dict[str, float], stop: Any) -> None:
+    """Every 0.2 s until ``stop``: the largest private memory of one worker (what each more worker adds) and the
+    largest proportional set size of this process and its workers together (what the run takes), in MB."""
+    me = os.getpid()
+    while not stop.wait(0.2):
+        total, private = 0.0, 0.0
+        for pid in [me, *_children(me)]:
+            roll = _rollup(pid)
+            total += roll.get("Pss", 0) / 1024
+            if pid != me:
+                private = max(private, (roll.get("Private_Clean", 0) + roll.get("Private_Dirty", 0)) / 1024)
+        memory["pss_total_mb"] = max(memory.get("pss_total_mb", 0.0), total)
+        memory["private_worker_mb"] = max(memory.get("private_worker_mb", 0.0), private)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for t in os.listdir(f"/proc/{pid}/task")
+                for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _rollup(pid: int) -> dict[str, int]:
+    """kB figures of /proc/PID/smaps_rollup (empty if the process is gone)."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]
+    except OSError:
+        return {}
+    return {k.rstrip(":"): int(v) for k, v, *_ in (line.split() for line in lines) if v.isdigit()}
 
 
 def _peak_rss_mb() -> float:
@@ -216,6 +260,7 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
     cpu_tps = tokens / cpu1
     speedup = s2["tokens_per_second"] / s1["tokens_per_second"]
     worker_rss = max(two["rss_worker_mb"], 0.0)
+    feed_cpu = two["cpu_self"] - (two["startup_cpu"] if two.get("preload") else 0.0)
     tokens_per_char = tokens / chars
     mimic_tokens = MIMIC_III_CHARS * tokens_per_char
     efficiency = min(speedup / 2, 1.0)
@@ -237,7 +282,8 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         "| measure | one process | `--jobs 2` | target |",
         "|---|---:|---:|---|",
         f"| wall time (s) | {one['wall']:.1f} | {two['wall']:.1f} | |",
-        f"| start-up: model load + warm-up note (s) | {s1['startup_seconds']:.2f} | {s2['startup_seconds']:.2f} (per worker) | < 3 s |",
+        f"| start-up: model load + warm-up note (s) | {s1['startup_seconds']:.2f} | {s2['startup_seconds']:.2f} "
+        f"({'once: workers forked from the loaded model' if two.get('preload') else 'per worker'}) | < 3 s |",
         f"| tokens/s, wall, after start-up | {s1['tokens_per_second']:,.0f} | {s2['tokens_per_second']:,.0f} "
         f"({speedup:.2f}×) | ≥ 30,000; `--jobs 2` ≥ 1.7× |",
         f"| tokens/s per CPU second (load-independent) | {cpu_tps:,.0f} | | ≥ 30,000 |",
@@ -245,13 +291,17 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         f"| CPU seconds: main process / workers | {one['cpu_self']:.1f} / – | "
         f"{two['cpu_self']:.1f} / {two['cpu_workers']:.1f} | |",
         f"| peak memory per worker (MB) | {one['rss_self_mb']:.0f} | {worker_rss:.0f} (main: {two['rss_self_mb']:.0f}) | < 1,024 |",
+        f"| memory of one more worker: its private peak (MB) | | {two.get('private_worker_mb', float('nan')):.0f} | |",
+        f"| memory of the whole run: processes' PSS summed, peak (MB) | {one.get('pss_total_mb', float('nan')):.0f} | "
+        f"{two.get('pss_total_mb', float('nan')):.0f} | |",
         f"| mentions found | {s1['mentions']:,} | {s2['mentions']:,} | equal |",
         "",
         "Wall-clock rates and the `--jobs 2` speed-up depend on what else the machine runs (the load average "
         "before each run is given above: near 0 means the cores were free); the CPU-second figures do not. "
         f"With `--jobs 2` the parent process (reading notes, sending them to the workers, writing outputs) "
-        f"used {two['cpu_self']:.1f} CPU seconds for the whole corpus, i.e. it can feed about "
-        f"{tokens / max(two['cpu_self'], 1e-9):,.0f} tokens/s of workers.",
+        f"used {feed_cpu:.1f} CPU seconds for the whole corpus"
+        + (f" besides loading the model the workers share ({two['startup_cpu']:.1f} CPU s)" if two.get("preload") else "")
+        + f", i.e. it can feed about {tokens / max(feed_cpu, 1e-9):,.0f} tokens/s of workers.",
         "",
         f"Start-up in a fresh process: Python imports {start['imports']:.2f} s, `Pipeline.load` (model and "
         f"lexicon) {start['load']:.2f} s, first note (lazy set-up of the tokenizer and abbreviation detector) "
@@ -278,12 +328,16 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         "",
         f"MIMIC-III has {MIMIC_III_NOTES:,} notes; assuming about {MIMIC_III_CHARS / 1e9:.1f} G characters of TEXT "
         f"(NOTEEVENTS.csv is about 4 GB) and MTSamples' {tokens_per_char:.3f} tokens per character, that is "
-        f"about {mimic_tokens / 1e6:,.0f} M tokens. The work is CPU-bound and the workers share nothing, so "
+        f"about {mimic_tokens / 1e6:,.0f} M tokens. The work is CPU-bound and the workers share no work, so "
         f"with `--jobs {CORES}` on {CORES} free cores at {cpu_tps:,.0f} tokens per CPU second: "
         f"{ideal_tps:,.0f} tokens/s, about **{mimic_tokens / ideal_tps / 60:.0f} minutes**; with the 2-process "
         f"efficiency measured here on a shared machine ({efficiency:.0%}) as a pessimistic bound: "
         f"{proj_tps:,.0f} tokens/s, about {mimic_tokens / proj_tps / 3600:.1f} hours. Peak memory about "
-        f"{CORES} × {max(worker_rss, one['rss_self_mb']):.0f} MB. The parent process reads the gzipped CSV "
+        + (f"{two['rss_self_mb']:.0f} MB for the parent, which holds the model the workers share, plus {CORES} × "
+           f"{two['private_worker_mb']:.0f} MB of each worker's own"
+           if two.get("preload") and two.get("private_worker_mb")
+           else f"{CORES} × {max(worker_rss, one['rss_self_mb']):.0f} MB")
+        + ". The parent process reads the gzipped CSV "
         f"and writes the shards (its CPU time is in the table), one process for all workers: at "
         f"{CORES} workers it must keep up with {ideal_tps:,.0f} tokens/s.",
         "",

@@ -179,6 +179,10 @@ class BatchOptions:
     # freeze the heap once the annotator is loaded (:func:`settle_heap`), also in this process when jobs == 1;
     # worker processes always do. Off by default: in a caller's process it would freeze the caller's objects.
     settle_heap: bool = False
+    # jobs > 1, on Linux: load the annotator once, in this process, and fork the workers from it, so that they
+    # share its memory (copy-on-write) and its start-up instead of each loading their own. Only for annotators
+    # that are safe to fork (not one that has started PyTorch's thread pool); this process keeps the annotator.
+    preload: bool = False
 
 
 @dataclass
@@ -746,7 +750,11 @@ class _Runner:
         import multiprocessing
 
         gate = threading.Semaphore(opt.jobs * 3)
-        pool = multiprocessing.get_context().Pool(opt.jobs, initializer=_init_worker, initargs=(self.factory,))
+        if opt.preload and sys.platform.startswith("linux"):
+            _load_annotator(self.factory)  # into this process: the forked workers inherit it
+            pool = multiprocessing.get_context("fork").Pool(opt.jobs, initializer=_init_forked)
+        else:
+            pool = multiprocessing.get_context().Pool(opt.jobs, initializer=_init_worker, initargs=(self.factory,))
         try:
             for load_seconds, results in pool.imap(_work, self.batches(gate, pending)):
                 if isinstance(results, str):
@@ -760,6 +768,7 @@ class _Runner:
             self.stop.set()
             pool.terminate()
             pool.join()
+            _WORKER.clear()  # a preloaded annotator: not kept past the run
 
     def run(self) -> RunSummary:
         self.setup()
@@ -845,13 +854,23 @@ def _csv_stem(path: Path) -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(factory: AnnotatorFactory) -> None:
+def _init_forked() -> None:
     # Ctrl-C goes to the whole process group: only the parent reacts, then terminates the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _init_worker(factory: AnnotatorFactory) -> None:
+    _init_forked()
     # One of --jobs processes: a thread pool per worker (PyTorch's, under the optional dense normalizer, is
     # created when the worker first loads it) would oversubscribe the cores.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _load_annotator(factory)
+
+
+def _load_annotator(factory: AnnotatorFactory) -> None:
+    """Load the annotator of this process's workers (of a worker, or of the parent that forks them)."""
+    _WORKER.clear()
     start = time.perf_counter()
     try:
         _WORKER["annotator"] = factory()

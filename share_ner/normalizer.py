@@ -791,6 +791,14 @@ def caches_ready(directory: str | Path) -> bool:
     return all(index_cache_path(h).is_file() and (not dense or vectors_cache_path(h).is_file()) for h in hashes)
 
 
+def saved_dense(directory: str | Path) -> bool:
+    """Whether the normalizer saved in ``directory`` uses the ``dense`` setting (False if it cannot be read)."""
+    try:
+        return bool(json.loads((Path(directory) / CONFIG_FILE).read_text(encoding="utf-8"))["config"].get("dense"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
 def prepare_caches(directory: str | Path) -> None:
     """Load the normalizer saved in ``directory``, which compiles its indexes into the on-disk cache, and for a
     ``dense`` normalizer embed its names into it too: what every worker of ``share-ner tag --jobs N`` would

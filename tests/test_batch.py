@@ -203,11 +203,35 @@ def test_resume_repairs_a_manifest_cut_by_a_crash(noteevents: Path, tmp_path: Pa
 
 
 def test_jobs_2_equals_jobs_1(noteevents: Path, notes_dir: Path, tmp_path: Path) -> None:
-    one, two = tmp_path / "one", tmp_path / "two"
+    one, two, forked = tmp_path / "one", tmp_path / "two", tmp_path / "forked"
     run_batch([noteevents, notes_dir], regex_factory, opts(one, shard_size=4, batch_notes=3))
     run_batch([noteevents, notes_dir], regex_factory, opts(two, shard_size=4, batch_notes=3, jobs=2))
-    assert files(one) == files(two)
+    run_batch([noteevents, notes_dir], regex_factory, opts(forked, shard_size=4, batch_notes=3, jobs=2, preload=True))
+    assert files(one) == files(two) == files(forked)
     assert len(files(one)) > 8
+
+
+LOADED_IN: list[int] = []
+
+
+def counted_factory() -> RegexAnnotator:
+    LOADED_IN.append(os.getpid())
+    return RegexAnnotator()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked from a preloaded parent on Linux")
+def test_preload_loads_the_annotator_once_here_and_the_workers_inherit_it(noteevents: Path, tmp_path: Path) -> None:
+    LOADED_IN.clear()
+    summary = run_batch([noteevents], counted_factory, opts(tmp_path / "a", jobs=2, preload=True))
+    assert LOADED_IN == [os.getpid()] and summary.notes == 22  # once, in this process
+    from share_ner import batch
+
+    assert batch._WORKER == {}  # not kept after the run
+    run_batch([noteevents], counted_factory, opts(tmp_path / "b", jobs=2))
+    assert LOADED_IN == [os.getpid()]  # without preload each worker loads its own, in its own process
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+    with pytest.raises(ShareNerError, match="missing model.crfsuite"):
+        run_batch([noteevents], broken_factory, opts(tmp_path / "c", jobs=2, preload=True))
 
 
 def test_five_megabyte_note_and_gold_files_in_a_directory(tmp_path: Path) -> None:
