@@ -66,10 +66,10 @@ def _uses_dense(model: Path) -> bool:
 
 
 def _prepare_caches(model: Path, quiet: bool) -> None:
-    """Before the workers of a model they cannot be forked from start, compile its lexicon index and embed its
-    names once into the on-disk cache when they are not there yet: a new lexicon, or one compiled by an older
-    share-ner. Otherwise every worker builds the same at once: with a SNOMED CT-sized lexicon, about 10 CPU s and
-    750 MB each for the index, 10 CPU minutes and 2.8 GB each for the names."""
+    """For ``--jobs N`` workers that each load the model themselves: compile its lexicon index (and, under
+    ``dense``, embed its names) once into the on-disk cache when they are not there yet: a new lexicon, or one
+    compiled by an older share-ner. Otherwise every worker builds the same at once: with a SNOMED CT-sized
+    lexicon, about 10 CPU s and 750 MB each for the index, 10 CPU minutes and 2.8 GB each for the names."""
     from share_ner.model import FILES
     from share_ner.normalizer import caches_ready, prepare_caches
 
@@ -87,11 +87,11 @@ def run(args: argparse.Namespace) -> int:
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")
     model = _model_dir(args.model)
-    # Workers are forked from this process once it has loaded the model, sharing its memory, unless the model
-    # uses the optional dense normalizer: PyTorch's thread pool is not safe to fork, so its workers load their
-    # own, from caches built once here beforehand.
+    # On Linux, workers are forked from this process once it has loaded the model, sharing its memory, unless the
+    # model uses the optional dense normalizer: PyTorch's thread pool is not safe to fork. Workers that load
+    # their own model do so from caches built once here beforehand.
     preload = not _uses_dense(model)
-    if args.jobs > 1 and not preload:
+    if args.jobs > 1 and not (preload and sys.platform.startswith("linux")):
         _prepare_caches(model, args.quiet)
     options = BatchOptions(
         out=Path(args.out) if args.out else None,
