@@ -30,6 +30,7 @@ import os
 import pickle
 import random
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -256,7 +257,7 @@ def report(rows: list, notes: int, n_mentions: int, distinct: int, started: str,
     head = "| measure | " + " | ".join(f"`{label}`" for label, _, _ in rows) + " |"
     lines = [
         "# The normalizer as the lexicon grows", "",
-        f"Command: `python eval/bench_scale.py --notes {n_notes} --out eval/results/scale.md` ({started}, "
+        f"Command: `{' '.join(['python eval/bench_scale.py', *map(shlex.quote, sys.argv[1:])])}` ({started}, "
         f"load average at the end {load[0]:.1f} / {load[1]:.1f}). See the script's docstring for the lexicons.", "",
         f"Clinical notes: the {n_mentions:,} mentions ({distinct:,} distinct strings) the default model finds in the "
         f"first {notes:,} MTSamples notes, normalized with the default model's training gazetteer, settings and "
