@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             speed = in_child("speed", str(path), str(mentions_file))
             rows.append((label, built, speed))
             print(label, json.dumps({**built, **speed}), flush=True)
-    text = report(rows, notes, n_mentions, distinct, started, args.notes)
+    text = report(rows, notes, n_mentions, distinct, started)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def report(rows: list, notes: int, n_mentions: int, distinct: int, started: str, n_notes: int) -> str:
+def report(rows: list, notes: int, n_mentions: int, distinct: int, started: str) -> str:
     load = os.getloadavg()
     head = "| measure | " + " | ".join(f"`{label}`" for label, _, _ in rows) + " |"
     lines = [
