@@ -620,6 +620,12 @@ class Normalizer:
         found = [n for k in keys for names in sets.get(k, ()) for n in names if normalized_key(n) not in keys]
         return list(dict.fromkeys(found))
 
+    def _name_vectors(self, index: LexiconIndex) -> np.ndarray:
+        """The embeddings of ``index``'s names (``dense``), kept in the on-disk cache unless the index is of a
+        gazetteer fitted in memory (no file: a cross-validation fold)."""
+        persist = index is self._lex or (self.gazetteer is not None and self.gazetteer.path is not None)
+        return name_vectors(index.content_hash, index.unique_names, dense_encoder(), persist=persist)
+
     def _tfidf(self, queries: list[list[str]], trace: bool, context: Sequence[set[str]] | None = None,
                synonyms: Sequence[list[str]] | None = None) -> list[Decision]:
         """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note;
@@ -645,8 +651,7 @@ class Normalizer:
             found = index.search(flat, cfg.top_k)
             vectors = None
             if embedded is not None:
-                vectors = name_vectors(index.content_hash, index.unique_names, encoder,
-                                       persist=index is self._lex or self.gazetteer.path is not None)
+                vectors = self._name_vectors(index)
                 found = _with_nearest(index, flat, found, embedded, vectors, cfg.dense_top_k)
             for q_i, hits in enumerate(found):
                 q = flat[q_i]
@@ -775,28 +780,41 @@ class Normalizer:
         return norm
 
 
+def _saved_settings(directory: Path) -> dict[str, Any] | None:
+    """The settings file of the normalizer saved in ``directory``, or None if it cannot be read."""
+    try:
+        meta = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
 def caches_ready(directory: str | Path) -> bool:
     """Whether loading the normalizer saved in ``directory`` finds every compiled index (and, for a ``dense``
     normalizer, every name-vector file) in the on-disk cache, so that it compiles and embeds nothing. Settings
     that cannot be read count as ready: loading them will say what is wrong."""
     directory = Path(directory)
+    meta = _saved_settings(directory)
+    if meta is None:
+        return True
     try:
-        meta = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
         hashes = [meta["lexicon"]["content_hash"]] if meta.get("lexicon") else []
         if meta.get("gazetteer"):
             hashes.append(load_lexicon(directory / meta["gazetteer"]).content_hash)
-        dense = bool(meta.get("config", {}).get("dense"))
-    except (OSError, ValueError, KeyError, TypeError, ShareNerError):
+    except (KeyError, TypeError, ShareNerError):
         return True
+    dense = _dense_setting(meta)
     return all(index_cache_path(h).is_file() and (not dense or vectors_cache_path(h).is_file()) for h in hashes)
 
 
 def saved_dense(directory: str | Path) -> bool:
     """Whether the normalizer saved in ``directory`` uses the ``dense`` setting (False if it cannot be read)."""
-    try:
-        return bool(json.loads((Path(directory) / CONFIG_FILE).read_text(encoding="utf-8"))["config"].get("dense"))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
+    return _dense_setting(_saved_settings(Path(directory)) or {})
+
+
+def _dense_setting(meta: Mapping[str, Any]) -> bool:
+    config = meta.get("config")
+    return isinstance(config, dict) and bool(config.get("dense"))
 
 
 def prepare_caches(directory: str | Path) -> None:
@@ -806,9 +824,9 @@ def prepare_caches(directory: str | Path) -> None:
     about 10 CPU minutes each)."""
     norm = Normalizer.load(directory)
     if norm.config.dense:
-        for index, persist in ((norm._lex, True), (norm._gaz, norm.gazetteer is not None and norm.gazetteer.path is not None)):
+        for index in (norm._lex, norm._gaz):
             if index is not None:
-                name_vectors(index.content_hash, index.unique_names, dense_encoder(), persist=persist)
+                norm._name_vectors(index)
 
 
 def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon | None:
