@@ -136,17 +136,11 @@ def write_model(directory: Path, lexicon_file: Path) -> None:
     settings_file.write_text(json.dumps(settings, indent=1), encoding="utf-8")
 
 
-def peak_mb() -> float:
-    """Peak resident memory of this process since it started (VmHWM: unlike ``ru_maxrss``, it does not count the
-    parent's memory at the fork)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def child_compile(lexicon_file: str) -> dict:
     """Load the lexicon and compile its index with a cold cache."""
+    sys.path.insert(0, str(HERE))
+    from bench_throughput import peak_rss_mb
+
     from share_ner.lexicons import compile_index, load_lexicon
     from share_ner.lexicons.index import index_cache_path
 
@@ -159,13 +153,14 @@ def child_compile(lexicon_file: str) -> dict:
             "unique": len(index.unique_names), "grams": len(index.vectorizer.vocabulary_),
             "postings": int(index.postings.nnz), "swaps": sum(map(len, rewrites.swap.values())) if rewrites else 0,
             "phrases": sum(map(len, rewrites.phrase.values())) if rewrites else 0, "compile_s": seconds,
-            "cache_mb": index_cache_path(lexicon.content_hash).stat().st_size / 1e6, "compile_peak_mb": peak_mb()}
+            "cache_mb": index_cache_path(lexicon.content_hash).stat().st_size / 1e6, "compile_peak_mb": peak_rss_mb()}
 
 
 def child_speed(lexicon_file: str, mentions_file: str) -> dict:
     """Load the index from the cache, then the normalization rates (see the module docstring)."""
     sys.path.insert(0, str(HERE))
     import bench_normalizer as B
+    from bench_throughput import peak_rss_mb
 
     from share_ner.batch import settle_heap
     from share_ner.default_model import default_model_dir
@@ -186,7 +181,7 @@ def child_speed(lexicon_file: str, mentions_file: str) -> dict:
         out[label] = max(B.throughput(norm, docs, mentions, batched)[1] for _ in range(2))
     ncbi_docs, ncbi_gold = B.load("ncbi_disease", "test")
     out["ncbi"] = max(B.throughput(norm, ncbi_docs, ncbi_gold, True)[1] for _ in range(2))
-    out["speed_peak_mb"] = peak_mb()
+    out["speed_peak_mb"] = peak_rss_mb()
     return out
 
 

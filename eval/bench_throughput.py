@@ -75,7 +75,7 @@ def child_startup(model: str) -> dict[str, Any]:
     t2 = time.perf_counter()
     pipeline.annotate(Document("warmup", "Patient with chest pain and shortness of breath. No fever."))
     t3 = time.perf_counter()
-    return {"imports": t1 - t0, "load": t2 - t1, "first_note": t3 - t2, "rss_mb": _peak_rss_mb()}
+    return {"imports": t1 - t0, "load": t2 - t1, "first_note": t3 - t2, "rss_mb": peak_rss_mb()}
 
 
 _STARTUP_CPU = [0.0]
@@ -115,7 +115,7 @@ def child_run(model: str, notes: str, out: str, jobs: int, limit: int | None) ->
     return {"summary": summary.to_dict(), "wall": wall, "startup_cpu": _STARTUP_CPU[0],
             "cpu_self": me.ru_utime + me.ru_stime - memory.get("sampler_cpu", 0.0),
             "cpu_workers": kids.ru_utime + kids.ru_stime,
-            "rss_self_mb": _peak_rss_mb(), "rss_worker_mb": kids.ru_maxrss / 1024, "preload": preload, **memory}
+            "rss_self_mb": peak_rss_mb(), "rss_worker_mb": kids.ru_maxrss / 1024, "preload": preload, **memory}
 
 
 def _sample_memory(memory: dict[str, float], stop: Any) -> None:
@@ -152,7 +152,7 @@ def _rollup(pid: int) -> dict[str, int]:
     return {k.rstrip(":"): int(v) for k, v, *_ in (line.split() for line in lines) if v.isdigit()}
 
 
-def _peak_rss_mb() -> float:
+def peak_rss_mb() -> float:
     """This process's own peak RSS (VmHWM): ``ru_maxrss`` would carry the parent's over ``exec``."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
