@@ -31,7 +31,6 @@ import pickle
 import random
 import re
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -186,9 +185,10 @@ def child_speed(lexicon_file: str, mentions_file: str) -> dict:
 
 
 def in_child(*args: str) -> dict:
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", *args], check=True,
-                          capture_output=True, text=True)
-    return json.loads(done.stdout.splitlines()[-1])
+    sys.path.insert(0, str(HERE))
+    from bench_throughput import run_child
+
+    return run_child(Path(__file__).resolve(), *args)
 
 
 def tag_mentions(n_notes: int, out: Path) -> tuple[int, int, int]:

@@ -164,10 +164,16 @@ def peak_rss_mb() -> float:
 
 
 def _in_child(*args: str) -> dict[str, Any]:
+    return run_child(__file__, *args)
+
+
+def run_child(script: str | Path, *args: str) -> dict[str, Any]:
+    """``python SCRIPT --child ARGS...`` in a fresh process; the JSON object on its last line of output. A failed
+    child ends this benchmark with the end of its stderr."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, str(script), "--child", *args], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        sys.exit(f"bench_throughput: child {args[0]} failed:\n{proc.stderr[-2000:]}")
+        sys.exit(f"{Path(script).stem}: child {args[0]} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
