@@ -254,6 +254,7 @@ class LexiconIndex:
         state.pop("_found", None)  # remembered search results: per process
         state.pop("_near", None)  # ... and names added by embedding (share_ner.normalizer._with_nearest)
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
+        state.pop("_by_name", None)  # names x 3-grams (cosines): rebuilt on first use
         return state
 
     def vectors(self, queries: list[str]) -> sp.csr_matrix:
@@ -355,10 +356,17 @@ class LexiconIndex:
     def cosines(self, pairs: list[tuple[str, int]]) -> list[float]:
         """The tf-idf cosine of each (soft-normalised query, unique-name number) pair, for candidates found
         another way than by :meth:`search`."""
-        if self.vectorizer is None or not pairs:
+        if self.vectorizer is None or self.postings is None or not pairs:
             return [0.0] * len(pairs)
-        q = self.vectors([p[0] for p in pairs])
-        n = self.vectors([self.unique_names[p[1]] for p in pairs])
+        # Each distinct query is analysed once, and a name's row is its column of the postings (the same floats
+        # as analysing it again, which took most of the time of `dense` on clinical notes): the names x 3-grams
+        # copy is made on first use, so only a normalizer that finds candidates another way pays for it.
+        by_name = self.__dict__.get("_by_name")
+        if by_name is None:
+            by_name = self.__dict__["_by_name"] = self.postings.T.tocsr()
+        row_of = {q: i for i, q in enumerate(dict.fromkeys(p[0] for p in pairs))}
+        q = self.vectors(list(row_of))[[row_of[p[0]] for p in pairs]]
+        n = by_name[[p[1] for p in pairs]]
         return [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
 
 

@@ -226,6 +226,27 @@ def test_search_results_are_remembered_and_the_same_alone_or_in_a_batch(tmp_path
         assert index.search(queries, 10) == whole
 
 
+def test_pair_cosines_are_those_of_the_search_and_of_the_query_and_name_vectors(tmp_path, monkeypatch):
+    import pickle
+
+    import numpy as np
+
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    index = compile_index(default_lexicon())
+    queries = ["hart attack", "abnormal heart rhythm", "zzzz", "fever", "renal failure acute", ""]
+    pairs = [(q, u) for q, hits in zip(queries, index.search(queries, 10)) for u, _ in hits]
+    pairs += [(q, u) for q in queries for u in (0, 17, len(index.unique_names) - 1)]  # names sharing nothing too
+    got = index.cosines(pairs)
+    # the definition: the dot product of the two tf-idf rows, each analysed afresh
+    q = index.vectors([p[0] for p in pairs])
+    n = index.vectors([index.unique_names[p[1]] for p in pairs])
+    assert got == [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
+    found = {(q, u): c for q, hits in zip(queries, index.search(queries, 10)) for u, c in hits}
+    assert found and all(abs(got[i] - found[p]) < 1e-6 for i, p in enumerate(pairs) if p in found)
+    assert got[-1] == 0.0 and index.cosines([]) == []
+    assert "_by_name" not in pickle.loads(pickle.dumps(index)).__dict__  # built on first use, not cached
+
+
 def test_string_keys():
     assert normalized_key("Cancers of the Breast") == normalized_key("breast cancer")
     assert normalized_key("Tumours, malignant") == normalized_key("malignant tumor")
