@@ -164,6 +164,9 @@ class Decision:
     tried: list[str] = field(default_factory=list)
     features: list[tuple[str, list[float]]] = field(default_factory=list, repr=False)  # tf-idf candidates
     alternatives: tuple[str, ...] = ()  # other labels the matched training string carried
+    # every label of the matched training string or lexicon name (an HPO term citing two CUIs, a string annotated
+    # with two ids), whichever the tie-break chose: --explain lists the others as `other_labels`
+    name_labels: tuple[str, ...] = ()
     context: dict[str, float] = field(default_factory=dict)  # label → cosine of its nearest training note
 
 
@@ -380,6 +383,7 @@ class Normalizer:
         return {"doc_id": doc.id, "spans": [list(s) for s in mention.spans], "text": mention_string(doc, mention),
                 "cui": d.cui, "method": d.method, "score": round(d.score, 4), "matched": d.matched,
                 "threshold": round(self.threshold_, 4) if self.config.use_threshold else None,
+                "other_labels": [c for c in d.name_labels if c != d.cui],
                 "tried": d.tried, "candidates": d.candidates,
                 "note_context": {c: round(s, 4) for c, s in d.context.items()}}
 
@@ -470,7 +474,7 @@ class Normalizer:
             if rows:
                 best = self._best(self._gaz, rows, by_count=True)
                 others = tuple(dict.fromkeys(c for r in rows if (c := self._gaz.cuis[r]) != best))
-                return Decision(best, "gazetteer", 1.0, text, alternatives=others)
+                return Decision(best, "gazetteer", 1.0, text, alternatives=others, name_labels=(best, *others))
         if cfg.use_normalized:
             key = normalized_key(text)
             ex = exact_key(text)
@@ -482,9 +486,9 @@ class Normalizer:
                 rows = (index.exact.get(ex) if index is self._lex else None) or index.key.get(key)
                 if rows:
                     best = self._best(index, rows, by_count=index is self._gaz)
-                    others = tuple(dict.fromkeys(c for r in rows if (c := index.cuis[r]) != best)) \
-                        if index is self._gaz else ()
-                    return Decision(best, "normalized", 1.0, text, alternatives=others)
+                    others = tuple(dict.fromkeys(c for r in rows if (c := index.cuis[r]) != best))
+                    return Decision(best, "normalized", 1.0, text, alternatives=others if index is self._gaz else (),
+                                    name_labels=(best, *others))
         return None
 
     def _rewrite(self, text: str, tried: list[str]) -> Decision | None:
@@ -525,7 +529,8 @@ class Normalizer:
             for index in (self._gaz if self.config.use_gazetteer else None, self._lex):
                 rows = index.key.get(variant) if index is not None else None
                 if rows:
-                    return Decision(self._best(index, rows, by_count=index is self._gaz), "rewrite", 1.0, text)
+                    best = self._best(index, rows, by_count=index is self._gaz)
+                    return Decision(best, "rewrite", 1.0, text, name_labels=_labels_of(index, rows, best))
         return None
 
     def _coordination(self, text: str, tried: list[str]) -> Decision | None:
@@ -693,11 +698,14 @@ class Normalizer:
                 decisions.append(Decision(CUI_LESS, "none", 0.0))
                 continue
             ranked = sorted(slot.items(), key=lambda kv: (-kv[1][0], -self._prior.get(kv[0], 0), kv[0]))
-            cui, (score, _, _, name, _, _, _) = ranked[0]
+            cui, (score, _, _, name, source, _, _) = ranked[0]
             d = Decision(cui, "tfidf", score, name)
             if cfg.use_threshold and score < self.threshold_:
                 d = Decision(CUI_LESS, "threshold", score, name)
             if trace:
+                index = self._gaz if source.startswith("train") else self._lex
+                rows = index.unique.get(name) if index is not None else None  # names are soft-normalised
+                d.name_labels = _labels_of(index, rows, cui) if rows else ()
                 d.candidates = [{"cui": c, "name": n, "source": src, "cosine": round(cs, 4), "fuzz": round(f, 4),
                                  **({"dense": round(e, 4)} if e is not None else {}), "score": round(s, 4)}
                                 for c, (s, cs, f, n, src, _, e) in ranked[:cfg.top_k]]
@@ -875,6 +883,11 @@ def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tupl
 
     fill_memo(memo, [(q, k) for q in queries], SEARCH_MEMO, added)
     return [list(hits) + list(memo[(q, k)]) for q, hits in zip(queries, found)]
+
+
+def _labels_of(index: LexiconIndex, rows: list[int], best: str) -> tuple[str, ...]:
+    """``best`` and then the other labels of ``rows`` (:attr:`Decision.name_labels`)."""
+    return (best, *dict.fromkeys(c for r in rows if (c := index.cuis[r]) != best))
 
 
 def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int, in_context: bool,

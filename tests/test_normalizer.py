@@ -118,6 +118,24 @@ def test_explain_lists_candidates(lexicon):
     assert {"cosine", "fuzz", "name", "source"} <= set(info["candidates"][0])
 
 
+def test_explain_names_the_other_labels_of_the_matched_name():
+    # an HPO-style name citing two CUIs: the tie-break keeps the first, and --explain says what it passed over
+    lex = Lexicon.from_entries([LexiconEntry("C0018801", "Congestive heart failure", "HPO", (), True),
+                                LexiconEntry("C0018802", "Congestive heart failure", "HPO", (), True),
+                                LexiconEntry("C0018681", "Headache", "HPO", (), True)], "two")
+    train = Document("t", "Pt has CHF. CHF again.")
+    gold = {"t": [mention_of(train, "CHF").with_cui("C0018802"), mention_of(train, "CHF", 1).with_cui("C0018801"),
+                  ]}
+    norm = Normalizer.fit(lex, {"t": train}, gold, NormalizerConfig(note_consistency=False))
+    doc = Document("d", "congestive heart failure; congestive heart failre; CHF; headache")
+    exact, fuzzy, trained, single = (norm.explain(doc, mention_of(doc, p)) for p in (
+        "congestive heart failure", "congestive heart failre", "CHF", "headache"))
+    assert (exact["method"], exact["cui"], exact["other_labels"]) == ("normalized", "C0018801", ["C0018802"])
+    assert (fuzzy["method"], fuzzy["cui"], fuzzy["other_labels"]) == ("tfidf", "C0018801", ["C0018802"])
+    assert trained["method"] == "gazetteer" and {trained["cui"], *trained["other_labels"]} == {"C0018801", "C0018802"}
+    assert len(trained["other_labels"]) == 1 and single["other_labels"] == []
+
+
 def test_composite_ids_are_labels():
     train = Document("t", "breast and ovarian cancer")
     gold = {"t": [Mention("t", ((0, 25),), "D001943+D010051")]}
