@@ -9,6 +9,7 @@ abbreviation features and the normalizer read it through :func:`load_abbreviatio
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from share_ner.errors import InputError
 from share_ner.notes import read_text_file
@@ -54,4 +55,22 @@ def load_abbreviations(path: str | Path | None = None) -> dict[str, list[str]]:
         expansions = out.setdefault(abbreviation, [])
         if expansion not in expansions:
             expansions.append(expansion)
+    return out
+
+
+def write_abbreviations(path: str | Path, abbreviations: Mapping[str, Sequence[str]]) -> None:
+    """Write ``{abbreviation: [expansion, ...]}`` in the format :func:`load_abbreviations` reads."""
+    rows = [f"{a}\t{e}" for a, expansions in abbreviations.items() for e in expansions]
+    for row in rows:
+        if row.count("\t") != 1 or "\n" in row or "\r" in row:
+            raise ValueError(f"an abbreviation or expansion holds a tab or a line break: {row!r}")
+    Path(path).write_text("\n".join(["\t".join(COLUMNS), *rows]) + "\n", encoding="utf-8")
+
+
+def merged(first: Mapping[str, Sequence[str]], then: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """The expansions of ``first`` before those of ``then``, abbreviation by abbreviation, without duplicates: a
+    site's own list tried before the packaged one."""
+    out: dict[str, list[str]] = {a: list(dict.fromkeys(e)) for a, e in first.items()}
+    for a, expansions in then.items():
+        out[a] = list(dict.fromkeys([*out.get(a, []), *expansions]))
     return out

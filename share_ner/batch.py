@@ -37,7 +37,7 @@ import traceback
 from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
@@ -81,15 +81,22 @@ class PipelineAnnotator:
         return self.pipeline.annotate_many(docs)
 
 
-def load_annotator(model_dir: str | Path) -> Annotator:
-    """Load a trained model and return it as a :class:`PipelineAnnotator` (the usual annotator factory).
+def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None = None) -> Annotator:
+    """Load a trained model and return it as a :class:`PipelineAnnotator` (the usual annotator factory);
+    ``abbreviations``: a site's own list for its normalizer, instead of the model's own.
 
     The model is tried on a one-line note, so that lazily built parts
     (tokenizer, abbreviation detector) count as start-up, not as the first note.
     """
     from share_ner.pipeline import Pipeline
 
-    annotate = PipelineAnnotator(Pipeline.load(Path(model_dir)))
+    pipeline = Pipeline.load(Path(model_dir))
+    if abbreviations is not None:
+        if pipeline.normalizer is None:
+            raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
+                                "normalization")
+        pipeline.normalizer.use_site_abbreviations(abbreviations)
+    annotate = PipelineAnnotator(pipeline)
     annotate(_WARM_UP)
     return annotate
 

@@ -66,6 +66,8 @@ from share_ner.dense import name_vectors, nearest, vectors_cache_path
 from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
+from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
@@ -91,6 +93,7 @@ LEGACY_SETTINGS = {"coverage_weight": 0.0, "thesaurus": False, "negation_guard":
 CONFIG_FILE = "normalizer.json"
 GAZETTEER_FILE = "gazetteer.tsv"
 LEXICON_COPY = "lexicon.tsv"
+ABBREVIATIONS_FILE = "abbreviations.tsv"  # a site's own abbreviation list, kept with the normalizer fitted on it
 # Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
 COPY_LIMIT_BYTES = 5_000_000
 FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
@@ -317,11 +320,10 @@ def _definitions_finder() -> Callable[[str], list]:
 
 
 def _clinical_abbreviations() -> dict[str, list[str]]:
+    """The packaged clinical abbreviation list (none if it cannot be read)."""
     try:
-        from share_ner.lexicons.abbreviations import load_abbreviations
-
         return {k: list(v) for k, v in load_abbreviations().items()}
-    except (ImportError, ShareNerError, OSError):
+    except (ShareNerError, OSError):
         return {}
 
 
@@ -329,7 +331,8 @@ class Normalizer:
     """Assigns CUIs to mentions; see the module docstring for the steps."""
 
     def __init__(self, lexicon: Lexicon | None = None, gazetteer: Lexicon | None = None,
-                 config: NormalizerConfig | None = None, threshold: float | None = None) -> None:
+                 config: NormalizerConfig | None = None, threshold: float | None = None,
+                 abbreviations: Mapping[str, Sequence[str]] | None = None) -> None:
         self.config = config or NormalizerConfig()
         self.lexicon = lexicon
         self.gazetteer = gazetteer
@@ -352,7 +355,16 @@ class Normalizer:
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
         self._find_definitions: Callable[[str], list] | None = None
-        self._abbreviations: dict[str, list[str]] | None = None
+        self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
+        self.site_abbreviations: dict[str, list[str]] = {}
+        self.use_site_abbreviations(abbreviations or {})
+
+    def use_site_abbreviations(self, abbreviations: Mapping[str, Sequence[str]]) -> None:
+        """Expand abbreviations by a site's own list (``{abbreviation: [expansion, ...]}``, read by
+        :func:`share_ner.lexicons.abbreviations.load_abbreviations`) before the packaged clinical list, instead
+        of the site list it had; it is saved with the normalizer."""
+        self.site_abbreviations = {a: list(dict.fromkeys(e)) for a, e in abbreviations.items() if e}
+        self._abbreviations = None
 
     def __getstate__(self) -> dict[str, Any]:
         # The abbreviation detector is rebuilt on first use in the receiving process.
@@ -361,15 +373,18 @@ class Normalizer:
     # ----------------------------------------------------------------- fitting
     @classmethod
     def fit(cls, lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
-            config: NormalizerConfig | None = None) -> "Normalizer":
-        """The training gazetteer of ``gold`` plus ``lexicon``, with the CUI-less threshold fitted by cross-validation."""
+            config: NormalizerConfig | None = None,
+            abbreviations: Mapping[str, Sequence[str]] | None = None) -> "Normalizer":
+        """The training gazetteer of ``gold`` plus ``lexicon``, with the CUI-less threshold fitted by
+        cross-validation; ``abbreviations``: a site's own list, tried before the packaged one."""
         config = config or NormalizerConfig()
         gazetteer = gazetteer_lexicon(docs, gold) if gold else None
-        norm = cls(lexicon, gazetteer, config)
+        norm = cls(lexicon, gazetteer, config, abbreviations=abbreviations)
         if config.note_context and config.use_gazetteer and gold:
             norm.contexts_ = NoteContexts.fit(docs, gold)
         if (config.use_threshold or config.use_ranker) and config.use_tfidf and gold:
-            norm.ranker_, norm.threshold_, norm.fit_report_ = _fit_cv(lexicon, docs, gold, config)
+            norm.ranker_, norm.threshold_, norm.fit_report_ = _fit_cv(lexicon, docs, gold, config,
+                                                                       norm.site_abbreviations)
         return norm
 
     # ------------------------------------------------------------ normalizing
@@ -422,6 +437,14 @@ class Normalizer:
                         d = self._exact_steps(long_form, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", long_form
+                if d is None and cfg.use_abbreviations and self.site_abbreviations:
+                    # The site's own list says what its abbreviations mean, before what training or the lexicon
+                    # say the short form itself means ("MI" is *myocardial infarction* in HPO).
+                    for exp in self._site_expansions(text):
+                        d = self._exact_steps(exp, tried)
+                        if d is not None:
+                            d.method, d.matched = "abbreviation", exp
+                            break
                 if d is None:
                     d = self._exact_steps(text, tried)
                 expansions: list[str] = []
@@ -595,9 +618,16 @@ class Normalizer:
             out.setdefault(doc.text[ss:se], " ".join(doc.text[ls:le].split()))
         return out
 
+    def _site_expansions(self, text: str) -> list[str]:
+        """The expansions of ``text`` in the site's own list (as written, lower case, upper case)."""
+        stripped = text.strip()
+        found = [e for key in dict.fromkeys((stripped, stripped.lower(), stripped.upper()))
+                 for e in self.site_abbreviations.get(key, ())]
+        return list(dict.fromkeys(e for e in found if e != text))
+
     def _expansions(self, text: str, definitions: Mapping[str, str]) -> list[str]:
         if self._abbreviations is None:
-            self._abbreviations = _clinical_abbreviations()
+            self._abbreviations = merged_abbreviations(self.site_abbreviations, _clinical_abbreviations())
         found: list[str] = []
         stripped = text.strip()
         if stripped in definitions:
@@ -731,7 +761,9 @@ class Normalizer:
             elif lex.path is not None:
                 ref = {"kind": "file", "path": str(Path(lex.path).resolve()), "content_hash": lex.content_hash}
                 if Path(lex.path).stat().st_size <= COPY_LIMIT_BYTES:
-                    shutil.copyfile(lex.path, directory / LEXICON_COPY)
+                    copy = directory / LEXICON_COPY
+                    if not (copy.exists() and copy.samefile(lex.path)):  # saved again where it was loaded from
+                        shutil.copyfile(lex.path, copy)
                     ref["copy"] = LEXICON_COPY
             else:
                 write_lexicon(directory / LEXICON_COPY, lex.entries)
@@ -744,11 +776,16 @@ class Normalizer:
             self.contexts_.save(directory)
         else:
             (directory / CONTEXTS_FILE).unlink(missing_ok=True)
+        if self.site_abbreviations:
+            write_abbreviations(directory / ABBREVIATIONS_FILE, self.site_abbreviations)
+        else:
+            (directory / ABBREVIATIONS_FILE).unlink(missing_ok=True)
         meta = {"format_version": FORMAT_VERSION, "config": self.config.to_dict(), "threshold": self.threshold_,
                 "ranker": None if self.ranker_ is None else {"features": list(FEATURES), "coef": self.ranker_[0],
                                                              "intercept": self.ranker_[1]},
                 "lexicon": ref, "gazetteer": GAZETTEER_FILE if self.gazetteer is not None else None,
                 "contexts": CONTEXTS_FILE if self.contexts_ is not None else None,
+                "abbreviations": ABBREVIATIONS_FILE if self.site_abbreviations else None,
                 "fit_report": self.fit_report_}
         tmp = directory / f".{CONFIG_FILE}.tmp"
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -775,7 +812,9 @@ class Normalizer:
         config = NormalizerConfig.from_dict({**LEGACY_SETTINGS, **saved})
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
-        norm = cls(lexicon, gazetteer, config, meta.get("threshold"))
+        # absent from normalizers saved before site abbreviation lists existed
+        abbreviations = load_abbreviations(directory / meta["abbreviations"]) if meta.get("abbreviations") else None
+        norm = cls(lexicon, gazetteer, config, meta.get("threshold"), abbreviations)
         norm.fit_report_ = meta.get("fit_report", {})
         if meta.get("contexts"):  # absent from normalizers saved before note_context existed
             norm.contexts_ = NoteContexts.load(directory / meta["contexts"])
@@ -940,7 +979,8 @@ def _sigmoid(x: float) -> float:
 
 
 def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
-            config: NormalizerConfig) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
+            config: NormalizerConfig, abbreviations: Mapping[str, Sequence[str]] | None = None,
+            ) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
     """Fit the re-ranker and the CUI-less threshold on step-5 decisions for held-out notes.
 
     The notes are split into ``config.folds`` folds; each fold is normalized with the gazetteer of the other
@@ -958,7 +998,8 @@ def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping
     for f in range(k):
         held = set(ids[f::k])
         train_gold = {d: ms for d, ms in gold.items() if d not in held}
-        fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, plain)
+        fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, plain,
+                          abbreviations=abbreviations)
         fold._collect_features = True
         held_ids = sorted(held)
         decided = fold.decide_many([(docs[d], gold[d]) for d in held_ids])

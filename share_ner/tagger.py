@@ -640,6 +640,7 @@ def train_model(
     dev: tuple[Mapping[str, Document], Mapping[str, list[Mention]]] | None = None,
     fit_normalizer: bool = True,
     normalizer_config: Any | None = None,
+    normalizer_abbreviations: Mapping[str, Sequence[str]] | None = None,
     clusters_source: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
@@ -656,6 +657,7 @@ def train_model(
         dev: (notes, gold) scored after training; the scores go to config.json.
         fit_normalizer: fit H-lex's Normalizer and keep it in ``normalizer/``.
         normalizer_config: its ``NormalizerConfig`` (default settings when None).
+        normalizer_abbreviations: a site's own abbreviation list for the normalizer, kept in the model.
         clusters_source: where the clusters came from, recorded in config.json.
         progress: called with one-line status messages.
 
@@ -761,7 +763,7 @@ def train_model(
             say("fitting the normalizer")
             from share_ner.normalizer import Normalizer
 
-            normalizer = Normalizer.fit(lexicon, docs, gold, normalizer_config)
+            normalizer = Normalizer.fit(lexicon, docs, gold, normalizer_config, normalizer_abbreviations)
             normalizer.save(tmp / FILES.normalizer)
             normalizer_info = {"directory": FILES.normalizer}
 

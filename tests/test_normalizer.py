@@ -173,6 +173,51 @@ def test_save_load_round_trip(tmp_path, lexicon):
         Normalizer.load(tmp_path)
 
 
+def test_a_site_abbreviation_list_comes_before_the_packaged_one_and_is_saved(tmp_path, lexicon):
+    # the packaged list (replaced by the autouse fixture) says HA is headache; this site says hypertension
+    doc = Document("d", "Hx of HA and MI.")
+    ha, mi = mention_of(doc, "HA"), mention_of(doc, "MI")
+    plain = Normalizer(lexicon)
+    assert plain.explain(doc, ha)["cui"] == "C0018681" and plain.explain(doc, mi)["method"] != "abbreviation"
+    site = {"HA": ["hypertension"], "MI": ["myocardial infarction"]}
+    norm = Normalizer(lexicon, abbreviations=site)
+    got = [norm.explain(doc, m) for m in (ha, mi)]
+    assert [(e["cui"], e["method"], e["matched"]) for e in got] == [
+        ("C0020538", "abbreviation", "hypertension"),
+        ("C0027051", "abbreviation", "myocardial infarction")]
+    norm.save(tmp_path / "n")
+    assert (tmp_path / "n" / "abbreviations.tsv").is_file()
+    loaded = Normalizer.load(tmp_path / "n")
+    assert loaded.site_abbreviations == site and loaded.normalize(doc, [ha, mi]) == norm.normalize(doc, [ha, mi])
+    loaded.use_site_abbreviations({})  # replaced: back to the packaged list, and saved without a list
+    assert loaded.normalize(doc, [ha])[0].cui == "C0018681"
+    loaded.save(tmp_path / "n")
+    assert not (tmp_path / "n" / "abbreviations.tsv").exists() and Normalizer.load(tmp_path / "n").site_abbreviations == {}
+    # fitted with a list: kept, and the cross-validation folds that fit the threshold use it too
+    train = Document("t", "Pt has HTN. Pt has HA.")
+    seen = []
+    real = normalizer_mod._fit_cv
+    fitted = None
+    try:
+        normalizer_mod._fit_cv = lambda *a: seen.append(a[-1]) or real(*a)
+        fitted = Normalizer.fit(lexicon, {"t": train}, {"t": [mention_of(train, "HTN").with_cui("C0020538"),
+                                                                mention_of(train, "HA").with_cui("C0020538")]},
+                                abbreviations=site)
+    finally:
+        normalizer_mod._fit_cv = real
+    assert fitted.site_abbreviations == site and seen == [site]
+    # the list says what the short form means here, before a lexicon name equal to it; a note's own
+    # definition still comes first
+    lex = Lexicon.from_entries([*ENTRIES, LexiconEntry("C0027051", "MI"),
+                                LexiconEntry("C0026266", "Mitral insufficiency")], "mi")
+    doc = Document("d", "Echo: MI, moderate.")
+    assert cui_of(Normalizer(lex), doc, "MI") == "C0027051"
+    ward = Normalizer(lex, abbreviations={"MI": ["mitral insufficiency"]})
+    assert cui_of(ward, doc, "MI") == "C0026266"
+    defined = Document("e", "Myocardial infarction (MI) in 2019; MI again.")
+    assert cui_of(ward, defined, "MI", 1) == "C0027051"
+
+
 def test_hpo_reference_is_by_name(tmp_path):
     from share_ner.lexicons import default_lexicon
 
@@ -229,6 +274,22 @@ def test_cli_normalize_errors(tmp_path, capsys):
     assert "not a normalizer directory" in capsys.readouterr().err
     assert main(args + ["--lexicon", "hpo", "--train-text", str(text)]) == 2
     assert "go together" in capsys.readouterr().err
+
+
+def test_cli_normalize_with_a_site_abbreviation_list(tmp_path, capsys):
+    lex_path = tmp_path / "lex.tsv"
+    write_lexicon(lex_path, ENTRIES)
+    text, gold = write_corpus(tmp_path / "test", {"n1": "Hx of MI."}, {"n1": ["n1.txt||Disease_Disorder||C1||6||8"]})
+    site = tmp_path / "site.tsv"
+    site.write_text("# our ward\nabbreviation\texpansion\nMI\tmyocardial infarction\n", encoding="utf-8")
+    args = ["normalize", str(text), "--mentions", str(gold), "--out", str(tmp_path / "o"), "--lexicon", str(lex_path)]
+    assert main(args + ["--abbreviations", str(site)]) == 0
+    assert (tmp_path / "o" / "n1.pipe.txt").read_text(encoding="utf-8").split("||")[2] == "C0027051"
+    capsys.readouterr()
+    site.write_text("abbreviation\texpansion\nMI\tmyocardial infarction\nCHF\n", encoding="utf-8")
+    assert main(args + ["--abbreviations", str(site)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{site}:3" in err[0] and "expected 2 tab-separated fields" in err[0]
 
 
 def test_cli_normalize_span_past_the_note_is_one_line_naming_file_and_line(tmp_path, capsys):

@@ -119,3 +119,31 @@ def test_jobs_2_builds_a_new_lexicon_index_once(tmp_path: Path, monkeypatch, cap
     assert "compiling" not in capsys.readouterr().err  # cached
     assert main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model), "--out", str(tmp_path / "c")]) == 0
     assert read_annotations(tmp_path / "a") == read_annotations(tmp_path / "b") == read_annotations(tmp_path / "c")
+
+
+def test_tag_with_a_site_abbreviation_list(model_dir: Path, tmp_path: Path, capsys) -> None:
+    tagger = pytest.importorskip("share_ner.tagger")
+    from share_ner.batch import load_annotator
+    from share_ner.formats.share import read_pipe_dir
+
+    site = tmp_path / "site.tsv"
+    site.write_text("abbreviation\texpansion\nXQZ\theadache\n", encoding="utf-8")
+    note = str(TAGGER_FIXTURES / "text")
+    # a model without a normalizer has no use for the list
+    assert main(["tag", note, "--model", str(model_dir), "--abbreviations", str(site), "--quiet"]) == 2
+    assert "has no normalizer" in capsys.readouterr().err
+    model = tagger.train_model(read_notes(TAGGER_FIXTURES / "text"), read_pipe_dir(TAGGER_FIXTURES / "gold"),
+                               tmp_path / "m")
+    assert load_annotator(model, {"XQZ": ["headache"]}).pipeline.normalizer.site_abbreviations == {"XQZ": ["headache"]}
+    out = tmp_path / "out"
+    assert main(["tag", note, "--model", str(model), "--abbreviations", str(site), "--out", str(out), "--quiet"]) == 0
+    assert "with abbreviations" in json.loads((out / "run.json").read_text())["model"]
+    # resuming into the same --out with another list (or none) is refused: the outputs would disagree
+    site.write_text("abbreviation\texpansion\nXQZ\tfever\n", encoding="utf-8")
+    for extra in (["--abbreviations", str(site)], []):
+        assert main(["tag", note, "--model", str(model), "--out", str(out), "--quiet", *extra]) == 2
+        assert "holds a run with other settings" in capsys.readouterr().err
+    site.write_text("abbreviation\texpansion\nXQZ\n", encoding="utf-8")
+    assert main(["tag", note, "--model", str(model), "--abbreviations", str(site), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{site}:2" in err

@@ -61,6 +61,25 @@ def test_train_prints_counts_and_dev_scores(tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "m" / "normalizer").exists()
 
 
+def test_train_keeps_a_site_abbreviation_list_in_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "quick.json"
+    config.write_text(json.dumps(QUICK), encoding="utf-8")
+    site = tmp_path / "site.tsv"
+    site.write_text("abbreviation\texpansion\nXQZ\theadache\n", encoding="utf-8")
+    args = ["train", "--text", str(TEXT), "--gold", str(GOLD), "--config", str(config), "--lexicon", "none",
+            "--quiet", "--abbreviations", str(site)]
+    assert main([*args, "--model", str(tmp_path / "m")]) == 0
+    assert Pipeline.load(tmp_path / "m").normalizer.site_abbreviations == {"XQZ": ["headache"]}
+    assert (tmp_path / "m" / "normalizer" / "abbreviations.tsv").is_file()
+    capsys.readouterr()
+    assert main([*args, "--model", str(tmp_path / "n"), "--no-normalizer"]) == 2
+    assert "--no-normalizer fits none" in capsys.readouterr().err
+    site.write_text("abbreviation\tsense\nXQZ\theadache\n", encoding="utf-8")
+    assert main([*args, "--model", str(tmp_path / "n")]) == 2  # before any training: file and line
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{site}:1" in err and not (tmp_path / "n").exists()
+
+
 def test_train_tag_evaluate_round_trip(trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Re-tagging the training notes gives back every mention one tag sequence can hold."""
     docs = read_notes(TEXT)

@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dense", action="store_true",
                         help="with --lexicon: also compare sentence embeddings in the tf-idf step (needs "
                              "pip install 'share-ner[dense]'; a --model keeps the setting it was fitted with)")
+    parser.add_argument("--abbreviations", metavar="FILE",
+                        help="the site's own abbreviation list (TSV with the columns abbreviation, expansion), tried "
+                             "before the packaged clinical list; with --model it replaces the model's own list")
     parser.add_argument("--explain", action="store_true",
                         help="print one JSON line per mention to stdout: step, score, candidates")
     parser.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
@@ -42,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
     from share_ner.lexicons import load_lexicon
+    from share_ner.lexicons.abbreviations import load_abbreviations
     from share_ner.normalizer import Normalizer, NormalizerConfig, group_counts
     from share_ner.notes import read_notes
 
@@ -51,17 +55,21 @@ def run(args: argparse.Namespace) -> int:
         raise ShareNerError("--train-text/--train-gold fit a normalizer with --lexicon; --model already has one")
     if args.model and args.dense:
         raise ShareNerError("--dense goes with --lexicon; a --model keeps the setting it was fitted with")
+    site = load_abbreviations(args.abbreviations) if args.abbreviations else None  # file and line of a bad row
     if args.model:
         model = Path(args.model)
         normalizer = Normalizer.load(model / "normalizer" if (model / "normalizer").is_dir() else model)
+        if site is not None:
+            normalizer.use_site_abbreviations(site)
     else:
         lexicon = load_lexicon(args.lexicon)
         config = NormalizerConfig(dense=args.dense)
         if args.train_gold:
             train_docs = read_notes(args.train_text, args.encoding)
-            normalizer = Normalizer.fit(lexicon, train_docs, read_annotations(args.train_gold, train_docs), config)
+            normalizer = Normalizer.fit(lexicon, train_docs, read_annotations(args.train_gold, train_docs), config,
+                                        site)
         else:
-            normalizer = Normalizer(lexicon, config=config)
+            normalizer = Normalizer(lexicon, config=config, abbreviations=site)
     docs = read_notes(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     out = Path(args.out)

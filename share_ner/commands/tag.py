@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"CSV exports: notes per output shard (default {DEFAULT_SHARD_SIZE})")
     p.add_argument("--rejects", metavar="FILE",
                    help="rejects file (default DIR/rejects.tsv; without --out, rejects are printed to stderr)")
+    p.add_argument("--abbreviations", metavar="FILE",
+                   help="the site's own abbreviation list (TSV with the columns abbreviation, expansion), tried by "
+                        "the normalizer before the packaged clinical list, instead of the model's own list")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=run)
 
@@ -87,6 +90,20 @@ def run(args: argparse.Namespace) -> int:
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")
     model = _model_dir(args.model)
+    factory = functools.partial(load_annotator, model)
+    identity = str(model)  # recorded in run.json: a resumed run must use the same model and list
+    if args.abbreviations:
+        import json
+
+        from share_ner.lexicons.abbreviations import load_abbreviations
+        from share_ner.lexicons.lexicon import hash_bytes
+        from share_ner.model import FILES
+
+        site = load_abbreviations(args.abbreviations)  # a bad row is one line naming the file and line
+        if not (model / FILES.normalizer).is_dir():
+            raise ShareNerError(f"{model}: this model has no normalizer; --abbreviations is for normalization")
+        factory = functools.partial(load_annotator, model, site)
+        identity += f" with abbreviations {hash_bytes(json.dumps(site).encode('utf-8'))[:16]}"
     # On Linux, workers are forked from this process once it has loaded the model, sharing its memory, unless the
     # model uses the optional dense normalizer: PyTorch's thread pool is not safe to fork. Workers that load
     # their own model do so from caches built once here beforehand.
@@ -104,12 +121,12 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet and sys.stderr.isatty(),
         rejects=Path(args.rejects) if args.rejects else None,
         shard_size=args.shard_size,
-        model=str(model),
+        model=identity,
         settle_heap=True,
         preload=preload,
     )
     try:
-        summary = run_batch(args.inputs, functools.partial(load_annotator, model), options)
+        summary = run_batch(args.inputs, factory, options)
     except KeyboardInterrupt:
         if args.out:
             print(f"share-ner: stopped; completed outputs are kept in {args.out}: run the same command to resume",

@@ -34,6 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-normalizer", action="store_true", help="do not fit the normalizer (Task 1a only)")
     p.add_argument("--dense", action="store_true", help="the normalizer also compares sentence embeddings in its "
                    "tf-idf step (needs pip install 'share-ner[dense]', and so does every use of the model)")
+    p.add_argument("--abbreviations", type=Path, metavar="FILE",
+                   help="the site's own abbreviation list (TSV with the columns abbreviation, expansion): the "
+                        "normalizer tries it before the packaged clinical list and keeps it in the model")
     p.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
@@ -60,6 +63,13 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.dev_text is None) != (args.dev_gold is None):
         raise ShareNerError("--dev-text and --dev-gold go together")
+    if args.abbreviations and args.no_normalizer:
+        raise ShareNerError("--abbreviations is for the normalizer; --no-normalizer fits none")
+    site = None
+    if args.abbreviations:
+        from share_ner.lexicons.abbreviations import load_abbreviations
+
+        site = load_abbreviations(args.abbreviations)  # before training: a bad row is one line (file, line)
     config = load_config(args.config) if args.config else TaggerConfig()
     if args.scheme:
         config = config.replace(scheme=args.scheme)
@@ -85,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = train_model(docs, gold, args.model, config, lexicon=lexicon, clusters=clusters, dev=dev,
                       fit_normalizer=not args.no_normalizer, normalizer_config=NormalizerConfig(dense=args.dense),
+                      normalizer_abbreviations=site,
                       clusters_source=None if args.clusters is None else str(args.clusters), progress=say)
 
     from share_ner.model import read_model_info
