@@ -675,57 +675,65 @@ class Normalizer:
         # cui → (score, cosine, fuzz, name, source, ranker features, embedding cosine)
         best: list[dict[str, tuple[float, float, float, str, str, list[float], float | None]]] = \
             [{} for _ in queries]
-        w = cfg.fuzz_weight
         scorer = getattr(fuzz, cfg.fuzz_scorer)
         ranker = self.ranker_ if cfg.use_ranker else None
-        encoder = dense_encoder() if cfg.dense else None
-        embedded = encoder.encode(flat) if encoder is not None else None
-        for index, source in ((self._gaz, "train"), (self._lex, "lexicon")):
-            if index is None:
-                continue
-            found = index.search(flat, cfg.top_k)
+        searched = [(index, source, index.search(flat, cfg.top_k))
+                    for index, source in ((self._gaz, "train"), (self._lex, "lexicon")) if index is not None]
+        # A query none of whose candidates can reach the CUI-less threshold cannot decide its mention: its
+        # candidates are not scored, nor, under `dense`, is it embedded (see _skip_bounds).
+        live = list(range(len(flat)))
+        skipped: dict[int, float] = {}  # mention → highest bound of its skipped queries
+        if cfg.use_threshold and ranker is None and not trace and not self._collect_features and _bounded(cfg):
+            live = []
+            for q_i, bound in enumerate(self._skip_bounds(flat, thesaurus, [found for _, _, found in searched])):
+                if bound >= self.threshold_:
+                    live.append(q_i)
+                elif bound > skipped.get(owner[q_i], -1.0) and (
+                        # it has a candidate, so its mention is CUI-less by the threshold, not for want of one
+                        any(self._candidate_label(index, u, flat[q_i], coordinated[q_i]) is not None
+                            for index, _, found in searched for u, _ in found[q_i])
+                        or (cfg.dense and any(index.unique_names for index, _, _ in searched))):
+                    skipped[owner[q_i]] = bound
+        live_queries = [flat[q_i] for q_i in live]
+        embedded = dense_encoder().encode(live_queries) if cfg.dense and live_queries else None
+        for index, source, found in searched:
             vectors = None
+            hits_of = [found[q_i] for q_i in live]
             if embedded is not None:
                 vectors = self._name_vectors(index)
-                found = _with_nearest(index, flat, found, embedded, vectors, cfg.dense_top_k)
-            for q_i, hits in enumerate(found):
+                hits_of = _with_nearest(index, live_queries, hits_of, embedded, vectors, cfg.dense_top_k)
+            for row, (q_i, hits) in enumerate(zip(live, hits_of)):
                 q = flat[q_i]
                 k = owner[q_i]
                 slot = best[k]
-                similarities = (vectors[[u for u, _ in hits]].astype(np.float32, copy=False) @ embedded[q_i]).tolist() \
+                similarities = (vectors[[u for u, _ in hits]].astype(np.float32, copy=False) @ embedded[row]).tolist() \
                     if vectors is not None and hits else []
                 for h, (u, cos) in enumerate(hits):
+                    cui = self._candidate_label(index, u, q, coordinated[q_i])
+                    if cui is None:
+                        continue
                     name = index.unique_names[u]
                     fz = scorer(q, name) / 100.0
-                    rows = index.name_rows(u)
-                    cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
-                    if cfg.composite_needs_coordination and "+" in cui and not coordinated[q_i]:
-                        continue  # a fuzzy match asserts one concept, not several
-                    if cfg.negation_guard and _adds_negation(q, name):
-                        continue  # "non insulin dependent diabetes" names the opposite of "insulin dependent diabetes"
                     in_context = bool(context is not None and cui in context[k])
                     feats = _candidate_features(q, name, cos, fz, self._prior.get(cui, 0), in_context,
                                                 source == "train") if ranker or self._collect_features else []
+                    similarity = similarities[h] if similarities else None
                     if ranker is not None:
                         score = _sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1])
                     else:
-                        score = (1 - w) * cos + w * fz + (cfg.context_bonus if in_context else 0.0)
-                        if cfg.coverage_weight:
-                            score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * word_coverage(q, name)
-                    similarity = None
-                    if similarities:
-                        similarity = similarities[h]
-                        score = (1 - cfg.dense_weight) * score + cfg.dense_weight * similarity
-                    if thesaurus[q_i]:
-                        score *= cfg.thesaurus_weight
+                        score = _mixed_score(cfg, cos, fz, cfg.context_bonus if in_context else 0.0,
+                                             word_coverage(q, name) if cfg.coverage_weight else 0.0, similarity,
+                                             thesaurus[q_i])
                     prev = slot.get(cui)
                     if prev is None or score > prev[0]:
                         slot[cui] = (score, cos, fz, name, f"{source} via {q!r}" if thesaurus[q_i] else source, feats,
                                      similarity)
         decisions = []
-        for slot in best:
+        for k, slot in enumerate(best):
             if not slot:
-                decisions.append(Decision(CUI_LESS, "none", 0.0))
+                # every query skipped (or left without candidates): the bound is all that is known of its score
+                decisions.append(Decision(CUI_LESS, "threshold", skipped[k]) if k in skipped
+                                 else Decision(CUI_LESS, "none", 0.0))
                 continue
             ranked = sorted(slot.items(), key=lambda kv: (-kv[1][0], -self._prior.get(kv[0], 0), kv[0]))
             cui, (score, _, _, name, source, _, _) = ranked[0]
@@ -743,6 +751,34 @@ class Normalizer:
                 d.features = [(c, v[5]) for c, v in ranked]
             decisions.append(d)
         return decisions
+
+    def _candidate_label(self, index: LexiconIndex, u: int, query: str, coordinated: bool) -> str | None:
+        """The label of unique name ``u`` of ``index`` as a step-7 candidate for ``query``, or None if it is
+        passed over."""
+        rows = index.name_rows(u)
+        cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
+        if self.config.composite_needs_coordination and "+" in cui and not coordinated:
+            return None  # a fuzzy match asserts one concept, not several
+        if self.config.negation_guard and _adds_negation(query, index.unique_names[u]):
+            return None  # "non insulin dependent diabetes" names the opposite of "insulin dependent diabetes"
+        return cui
+
+    def _skip_bounds(self, flat: list[str], thesaurus: list[bool],
+                     found: list[list[list[tuple[int, float]]]]) -> list[float]:
+        """Per query, a score that none of its candidates can exceed: the score of a candidate with the query's
+        best tf-idf cosine over the indexes (``found``), a perfect rapidfuzz score and word coverage, the
+        context bonus and, under ``dense``, an embedding cosine of 1. A name that only the embedding adds has a
+        cosine no higher than the query's tf-idf hits, which are the top ``top_k`` by cosine. The score is
+        monotone in each of these, and float rounding is monotone too, so a query whose bound is below the
+        threshold would leave its mention CUI-less whatever its candidates: with the default model's threshold
+        (0.95, fitted on its invented notes) that is most queries of clinical notes."""
+        cfg = self.config
+        out = []
+        for q_i in range(len(flat)):
+            top = max((hits[q_i][0][1] for hits in found if hits[q_i]), default=0.0)
+            out.append(_mixed_score(cfg, top + _COSINE_SLACK, 1.0, cfg.context_bonus, 1.0,
+                                    _EMBEDDING_COSINE_MAX if cfg.dense else None, thesaurus[q_i]))
+        return out
 
     # ------------------------------------------------------------ persistence
     def save(self, directory: str | Path) -> Path:
@@ -922,6 +958,33 @@ def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tupl
 
     fill_memo(memo, [(q, k) for q in queries], SEARCH_MEMO, added)
     return [list(hits) + list(memo[(q, k)]) for q, hits in zip(queries, found)]
+
+
+# Slack on the bounds of _skip_bounds: a pair's cosine computed alone (LexiconIndex.cosines) may differ from the
+# search product's in the last float32 bits, and embeddings held as float16 are not of norm 1 exactly.
+_COSINE_SLACK = 1e-4
+_EMBEDDING_COSINE_MAX = 1.01
+
+
+def _mixed_score(cfg: NormalizerConfig, cos: float, fz: float, bonus: float, coverage: float,
+                 similarity: float | None, thesaurus: bool) -> float:
+    """The hand-weighted step-7 score of one candidate (see the module docstring)."""
+    w = cfg.fuzz_weight
+    score = (1 - w) * cos + w * fz + bonus
+    if cfg.coverage_weight:
+        score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * coverage
+    if similarity is not None:
+        score = (1 - cfg.dense_weight) * score + cfg.dense_weight * similarity
+    if thesaurus:
+        score *= cfg.thesaurus_weight
+    return score
+
+
+def _bounded(cfg: NormalizerConfig) -> bool:
+    """Whether :func:`_mixed_score` only grows with each of its inputs (weights between 0 and 1), so that
+    :meth:`Normalizer._skip_bounds` bounds it."""
+    return (0 <= cfg.fuzz_weight <= 1 and 0 <= cfg.coverage_weight <= 1 and 0 <= cfg.dense_weight <= 1
+            and cfg.context_bonus >= 0 and cfg.thesaurus_weight >= 0)
 
 
 def _labels_of(index: LexiconIndex, rows: list[int], best: str) -> tuple[str, ...]:

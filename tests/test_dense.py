@@ -30,9 +30,11 @@ class ToyEncoder:
 
     def __init__(self) -> None:
         self.embedded = 0
+        self.strings: list[str] = []
 
     def embed(self, strings):
         self.embedded += len(strings)
+        self.strings += strings
         out = np.zeros((len(strings), dense.DIM), dtype=np.float32)
         for i, s in enumerate(strings):
             for w in s.split():
@@ -233,3 +235,20 @@ def test_names_added_by_embedding_are_remembered_per_query(monkeypatch):
     norm._lex.forget_searches()
     assert seen(norm.decide_many(batch)) == alone
     assert len(calls) == 1 and calls[0] == len({q for q, _ in norm._lex.__dict__["_near"]})  # one product, no repeats
+
+
+def test_a_query_that_cannot_reach_the_threshold_is_not_embedded(toy):
+    lex = lexicon("skip")
+    doc = Document("d", "qwxz vbnm; headache")
+    ms = [Mention("d", ((0, 9),)), Mention("d", ((11, 19),))]
+    queries = {"qwxz vbnm", "headache"}
+    # even with an embedding cosine of 1, neither can score 0.99: both CUI-less, and neither is embedded
+    high = Normalizer(lex, config=NormalizerConfig(dense=True), threshold=0.99)
+    assert [(d.cui, d.method) for d in high.decide(doc, ms)] == [("CUI-less", "threshold")] * 2
+    assert not queries & set(toy.strings)
+    # the same decisions when every candidate is scored (--explain does), which embeds them
+    assert [(d.cui, d.method) for d in high.decide(doc, ms, trace=True)] == [("CUI-less", "threshold")] * 2
+    assert queries <= set(toy.strings)
+    toy.strings.clear()
+    low = Normalizer(lex, config=NormalizerConfig(dense=True), threshold=0.4)
+    assert low.decide(doc, ms)[1].cui == "C1" and "headache" in toy.strings

@@ -383,3 +383,28 @@ def test_normalizer_pickles(lexicon):
     before = norm.normalize(doc, ms)
     assert pickle.loads(pickle.dumps(norm)).normalize(doc, ms) == before == [
         ms[0].with_cui("C0027051"), ms[1].with_cui("C0020538")]
+
+
+def test_queries_that_cannot_reach_the_threshold_are_not_scored_and_nothing_changes(monkeypatch):
+    from share_ner.lexicons import default_lexicon
+
+    text = ("Hx of hypertenson, congestve heart failre and renal insuficiency; breast and ovarian cancer; "
+            "non insulin dependant diabetes; zzqx wvuy; atrial fibrilation; chronic kidny disease stage 3; "
+            "HA; MI; leg pian; skin rash, itchy; sinus inflamation")
+    doc = Document("d", text)
+    phrases = [p.strip() for p in text[6:].replace(";", ",").split(",") if p.strip()]
+    ms = [mention_of(doc, p) for p in phrases]
+    train = Document("t", "Pt has hypertension. Pt has MI.")
+    gold = {"t": [mention_of(train, "hypertension").with_cui("C0020538"), mention_of(train, "MI").with_cui("C0027051")]}
+    calls = []
+    real = normalizer_mod.word_coverage
+    monkeypatch.setattr(normalizer_mod, "word_coverage", lambda q, n: calls.append(q) or real(q, n))
+    norm = Normalizer.fit(default_lexicon(), {"t": train}, gold)
+    scored = {}
+    for t in (0.0, 0.4, 0.6, 0.75, 0.9, 0.97):
+        norm.threshold_ = t
+        calls.clear()
+        fast = [(d.cui, d.method) for d in norm.decide(doc, ms)]
+        scored[t] = len(calls)
+        assert fast == [(d.cui, d.method) for d in norm.decide(doc, ms, trace=True)], t  # trace scores every query
+    assert scored[0.97] < scored[0.0] and any(m == "threshold" for _, m in fast)
