@@ -694,6 +694,19 @@ class Normalizer:
                             for index, _, found in searched for u, _ in found[q_i])
                         or (cfg.dense and any(index.unique_names for index, _, _ in searched))):
                     skipped[owner[q_i]] = bound
+            if cfg.dense:
+                # Before embedding, a closer bound: the tf-idf hits' own scores, and for the names the embedding
+                # may add, a cosine no higher than the query's last hit.
+                kept = []
+                for q_i in live:
+                    bound = self._dense_bound(flat[q_i], coordinated[q_i], thesaurus[q_i],
+                                              context[owner[q_i]] if context is not None else set(),
+                                              [(index, found[q_i]) for index, _, found in searched])
+                    if bound >= self.threshold_:
+                        kept.append(q_i)
+                    elif bound > skipped.get(owner[q_i], -1.0):
+                        skipped[owner[q_i]] = bound  # under dense a query always has candidates (see above)
+                live = kept
         live_queries = [flat[q_i] for q_i in live]
         embedded = dense_encoder().encode(live_queries) if cfg.dense and live_queries else None
         for index, source, found in searched:
@@ -762,6 +775,30 @@ class Normalizer:
         if self.config.negation_guard and _adds_negation(query, index.unique_names[u]):
             return None  # "non insulin dependent diabetes" names the opposite of "insulin dependent diabetes"
         return cui
+
+    def _dense_bound(self, query: str, coordinated: bool, thesaurus: bool, context: set[str],
+                     found: list[tuple[LexiconIndex, list[tuple[int, float]]]]) -> float:
+        """Under ``dense``, a score none of the query's candidates can exceed, computed before it is embedded:
+        the best of its tf-idf hits' scores without the embedding and, for a name only the embedding adds, the
+        score of one with the cosine of the query's last hit (``top_k`` hits: the highest cosines; fewer: no
+        other name shares a 3-gram with it), a perfect rapidfuzz score and word coverage and the context bonus;
+        then mixed with an embedding cosine of 1 (see :meth:`_skip_bounds`)."""
+        cfg = self.config
+        scorer = getattr(fuzz, cfg.fuzz_scorer)
+        best = -1.0
+        for index, hits in found:
+            for u, cos in hits:
+                cui = self._candidate_label(index, u, query, coordinated)
+                if cui is None:
+                    continue
+                name = index.unique_names[u]
+                best = max(best, _spelling_score(cfg, cos, scorer(query, name) / 100.0,
+                                                 cfg.context_bonus if cui in context else 0.0,
+                                                 word_coverage(query, name) if cfg.coverage_weight else 0.0))
+            if index.unique_names:
+                last = hits[-1][1] if len(hits) >= cfg.top_k else 0.0
+                best = max(best, _spelling_score(cfg, last + _COSINE_SLACK, 1.0, cfg.context_bonus, 1.0))
+        return _finished_score(cfg, best, _EMBEDDING_COSINE_MAX, thesaurus)
 
     def _skip_bounds(self, flat: list[str], thesaurus: list[bool],
                      found: list[list[list[tuple[int, float]]]]) -> list[float]:
@@ -969,10 +1006,19 @@ _EMBEDDING_COSINE_MAX = 1.01
 def _mixed_score(cfg: NormalizerConfig, cos: float, fz: float, bonus: float, coverage: float,
                  similarity: float | None, thesaurus: bool) -> float:
     """The hand-weighted step-7 score of one candidate (see the module docstring)."""
+    return _finished_score(cfg, _spelling_score(cfg, cos, fz, bonus, coverage), similarity, thesaurus)
+
+
+def _spelling_score(cfg: NormalizerConfig, cos: float, fz: float, bonus: float, coverage: float) -> float:
+    """The step-7 score before the embedding cosine and the thesaurus weight."""
     w = cfg.fuzz_weight
     score = (1 - w) * cos + w * fz + bonus
     if cfg.coverage_weight:
         score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * coverage
+    return score
+
+
+def _finished_score(cfg: NormalizerConfig, score: float, similarity: float | None, thesaurus: bool) -> float:
     if similarity is not None:
         score = (1 - cfg.dense_weight) * score + cfg.dense_weight * similarity
     if thesaurus:
