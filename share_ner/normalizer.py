@@ -683,7 +683,9 @@ class Normalizer:
         # candidates are not scored, nor, under `dense`, is it embedded (see _skip_bounds).
         live = list(range(len(flat)))
         skipped: dict[int, float] = {}  # mention → highest bound of its skipped queries
-        if cfg.use_threshold and ranker is None and not trace and not self._collect_features and _bounded(cfg):
+        if cfg.use_threshold and ranker is None and not trace and not self._collect_features and _bounded(cfg) \
+                and self.threshold_ > _mixed_score(cfg, 0.0, 1.0, 0.0, 1.0, 0.0 if cfg.dense else None, True):
+            # (a threshold no higher than the lowest bound there can be skips nothing: no bounds computed)
             live = []
             for q_i, bound in enumerate(self._skip_bounds(flat, thesaurus, [found for _, _, found in searched])):
                 if bound >= self.threshold_:
