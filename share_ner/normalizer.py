@@ -180,6 +180,10 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
     ``accepted_correct[i]``: keeping decision ``i`` would be right; ``gold_cuiless[i]``: rejecting it would be
     right. Candidate thresholds are the lowest score (keep all), the midpoints between consecutive distinct scores
     and just above the highest (reject all); ties go to the lowest threshold. No data gives ``default``.
+
+    When keeping every decision is best, the threshold is 0 (or the lowest score, if one is negative): the data
+    gave no reason to reject any score, so a later decision scoring below every one seen here is kept too. Training
+    notes without a single CUI-less mention (NCBI disease, for one) therefore never make a mention CUI-less.
     """
     if not scores:
         return default
@@ -192,7 +196,7 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
     keep = [0] * (n + 1)
     for j in range(n - 1, -1, -1):
         keep[j] = keep[j + 1] + int(items[j][1])
-    best_t, best_acc = items[0][0], keep[0]  # keep all
+    best_t, best_acc = min(items[0][0], 0.0), keep[0]  # keep all
     for j in range(1, n + 1):
         if j < n and items[j][0] == items[j - 1][0]:
             continue  # a threshold cannot split equal scores

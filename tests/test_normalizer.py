@@ -96,6 +96,9 @@ def test_fit_threshold_hand_computed():
     assert fit_threshold([], [], [], default=0.42) == 0.42
     # all wrong when kept and right when rejected: reject everything
     assert fit_threshold([0.5, 0.8], [False, False], [True, True]) > 0.8
+    # keeping all is best: nothing is rejected, not even a later score below the lowest seen
+    assert fit_threshold([0.5, 0.3, 0.8], [True, False, True], [False, False, False]) == 0.0
+    assert fit_threshold([0.5, -0.2], [True, True], [False, False]) == -0.2
 
 
 def test_threshold_turns_weak_tfidf_matches_cuiless(lexicon):
