@@ -265,6 +265,35 @@ def test_cli_normalize(tmp_path, capsys):
     assert (out / "n1.pipe.txt").read_text(encoding="utf-8").splitlines()[2].split("||")[2] == "C7"
 
 
+def test_cli_normalize_training_gazetteer_alone_over_several_splits(tmp_path, capsys):
+    # --lexicon none: the CUIs come from the training strings only; a second --train-text/--train-gold pair adds
+    # its notes to the first's (as the benchmark fits NCBI disease and BC5CDR on train + dev).
+    text, gold = write_corpus(tmp_path / "test", {"n1": "zebra pox. yak fever. headache."},
+                              {"n1": ["n1.txt||Disease_Disorder||CUI-less||0||9",
+                                      "n1.txt||Disease_Disorder||CUI-less||11||20",
+                                      "n1.txt||Disease_Disorder||CUI-less||22||30"]})
+    t1, g1 = write_corpus(tmp_path / "train", {"t1": "zebra pox"}, {"t1": ["t1.txt||Disease_Disorder||D1||0||9"]})
+    t2, g2 = write_corpus(tmp_path / "dev", {"t2": "yak fever"}, {"t2": ["t2.txt||Disease_Disorder||D2||0||9"]})
+    out = tmp_path / "out"
+    args = ["normalize", str(text), "--mentions", str(gold), "--out", str(out), "--lexicon", "none"]
+    assert main(args + ["--train-text", str(t1), "--train-gold", str(g1),
+                        "--train-text", str(t2), "--train-gold", str(g2)]) == 0
+    labels = [line.split("||")[2] for line in (out / "n1.pipe.txt").read_text(encoding="utf-8").splitlines()]
+    assert labels[:2] == ["D1", "D2"] and labels[2] != "C0018681"  # no HPO: "headache" has no CUI to get
+    assert main(args + ["--train-text", str(t1), "--train-gold", str(g1)]) == 0
+    labels = [line.split("||")[2] for line in (out / "n1.pipe.txt").read_text(encoding="utf-8").splitlines()]
+    assert labels[0] == "D1" and labels[1] != "D2"
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "--lexicon none needs --train-text and --train-gold" in capsys.readouterr().err
+    assert main(args + ["--train-text", str(t1), "--train-gold", str(g1), "--train-text", str(t2)]) == 2
+    assert "as many of one as of the other" in capsys.readouterr().err
+    assert main(args + ["--train-text", str(t1), "--train-gold", str(g1),
+                        "--train-text", str(t1), "--train-gold", str(g1)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "note id 't1' is also in" in err[0]
+
+
 def test_cli_normalize_errors(tmp_path, capsys):
     text, gold = write_corpus(tmp_path / "c", {"n1": "x"}, {"n1": ["n2.txt||Disease_Disorder||C1||0||1"]})
     bad_lex = tmp_path / "bad.tsv"

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from share_ner.errors import ShareNerError
+
+if TYPE_CHECKING:
+    from share_ner.document import Document, Mention
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,10 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", metavar="M", help="model directory (its normalizer/ sub-directory), or a normalizer "
                      "directory")
-    src.add_argument("--lexicon", metavar="L", help="lexicon TSV file, or 'hpo'")
-    parser.add_argument("--train-text", metavar="T", help="with --lexicon: notes of training annotations")
-    parser.add_argument("--train-gold", metavar="G", help="with --lexicon: training annotations (gazetteer and "
-                        "CUI-less threshold are fitted on them)")
+    src.add_argument("--lexicon", metavar="L", help="lexicon TSV file, 'hpo', or 'none' (with --train-gold: the "
+                     "training gazetteer alone)")
+    parser.add_argument("--train-text", metavar="T", action="append",
+                        help="with --lexicon: notes of training annotations (repeat it with --train-gold to fit on "
+                             "several splits, e.g. train and dev)")
+    parser.add_argument("--train-gold", metavar="G", action="append",
+                        help="with --lexicon: training annotations of the --train-text given in the same place "
+                             "(gazetteer and CUI-less threshold are fitted on them)")
     parser.add_argument("--dense", action="store_true",
                         help="with --lexicon: also compare sentence embeddings in the tf-idf step (needs "
                              "pip install 'share-ner[dense]'; a --model keeps the setting it was fitted with)")
@@ -42,15 +50,18 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from share_ner.batch import settle_heap
+    from share_ner.commands.train import load_lexicon_arg
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
-    from share_ner.lexicons import load_lexicon
     from share_ner.lexicons.abbreviations import load_abbreviations
     from share_ner.normalizer import Normalizer, NormalizerConfig, group_counts
     from share_ner.notes import read_notes
 
-    if (args.train_text is None) != (args.train_gold is None):
-        raise ShareNerError("--train-text and --train-gold go together")
+    if len(args.train_text or ()) != len(args.train_gold or ()):
+        raise ShareNerError("--train-text and --train-gold go together, as many of one as of the other")
+    if args.lexicon == "none" and not args.train_gold:
+        raise ShareNerError("--lexicon none needs --train-text and --train-gold: the training gazetteer is then "
+                            "the only source of CUIs")
     if args.model and args.train_gold:
         raise ShareNerError("--train-text/--train-gold fit a normalizer with --lexicon; --model already has one")
     if args.model and args.dense:
@@ -62,12 +73,11 @@ def run(args: argparse.Namespace) -> int:
         if site is not None:
             normalizer.use_site_abbreviations(site)
     else:
-        lexicon = load_lexicon(args.lexicon)
+        lexicon = load_lexicon_arg(args.lexicon)
         config = NormalizerConfig(dense=args.dense)
         if args.train_gold:
-            train_docs = read_notes(args.train_text, args.encoding)
-            normalizer = Normalizer.fit(lexicon, train_docs, read_annotations(args.train_gold, train_docs), config,
-                                        site)
+            train_docs, train_gold = _training_notes(args.train_text, args.train_gold, args.encoding)
+            normalizer = Normalizer.fit(lexicon, train_docs, train_gold, config, site)
         else:
             normalizer = Normalizer(lexicon, config=config, abbreviations=site)
     docs = read_notes(args.text, args.encoding)
@@ -93,3 +103,24 @@ def run(args: argparse.Namespace) -> int:
     print(f"normalized {len(decisions)} mentions of {len(mentions)} notes into {out} ({counts or 'none'})",
           file=sys.stderr)
     return 0
+
+
+def _training_notes(texts: list[str], golds: list[str],
+                    encoding: str) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """The notes and annotations of every (``--train-text``, ``--train-gold``) pair, merged; a note id found in
+    two of the text directories is an error naming both."""
+    from share_ner.formats import read_annotations
+    from share_ner.notes import read_notes
+
+    docs: dict[str, Document] = {}
+    gold: dict[str, list[Mention]] = {}
+    origin: dict[str, str] = {}
+    for text, pipes in zip(texts, golds):
+        part = read_notes(text, encoding)
+        for doc_id in part:
+            if doc_id in origin:
+                raise ShareNerError(f"{text}: note id {doc_id!r} is also in {origin[doc_id]}")
+            origin[doc_id] = text
+        docs.update(part)
+        gold.update(read_annotations(pipes, part))
+    return docs, gold

@@ -46,13 +46,9 @@ def load_lexicon_arg(value: str) -> Any:
     """The lexicon named by ``--lexicon``: a TSV path, ``hpo`` or ``none``."""
     if value == "none":
         return None
-    if value == "hpo":
-        from share_ner.lexicons import default_lexicon
-
-        return default_lexicon()
     from share_ner.lexicons import load_lexicon
 
-    return load_lexicon(value)
+    return load_lexicon(value)  # a TSV path, or "hpo"
 
 
 def run(args: argparse.Namespace) -> int:
