@@ -1,0 +1,34 @@
+"""Task 1b figures from the command line: ``share-ner normalize`` on gold spans, then ``share-ner evaluate``,
+give the accuracy the normalizer benchmark counts mention by mention."""
+
+from __future__ import annotations
+
+import json
+
+from share_ner.cli import main
+from share_ner.formats.share import read_pipe_dir
+from share_ner.lexicons import default_lexicon
+from share_ner.normalizer import Normalizer
+from share_ner.notes import read_notes
+
+
+def test_normalize_then_evaluate_is_the_benchmark_count(shared_data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    root = shared_data / "mantra_gsc" / "test"
+    text, gold = root / "text", root / "gold"
+    out = tmp_path / "pred"
+    assert main(["normalize", str(text), "--mentions", str(gold), "--lexicon", "hpo", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--gold", str(gold), "--pred", str(out), "--text", str(text), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+
+    docs, mentions = read_notes(text), read_pipe_dir(gold)
+    norm = Normalizer(default_lexicon())
+    right = total = 0
+    for doc_id, ms in mentions.items():
+        for m, p in zip(ms, norm.normalize(docs[doc_id], ms)):
+            right += p.cui == m.cui
+            total += 1
+    assert total == scores["n_gold"] == scores["n_pred"] == scores["strict"]["tp"] == 540  # the spans came back
+    assert 0 < right < total
+    assert scores["accuracy"]["strict"] == scores["accuracy"]["relaxed"] == right / total
