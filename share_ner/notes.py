@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from share_ner.document import Document
 from share_ner.errors import InputError
@@ -100,11 +100,13 @@ def iter_note_paths(path: str | Path) -> Iterator[Path]:
             yield p
 
 
-def read_notes(path: str | Path, encoding: str = "utf-8") -> dict[str, Document]:
-    """All notes under ``path`` keyed by id; two notes with the same id are an error."""
+def read_notes(path: str | Path | Sequence[str | Path], encoding: str = "utf-8") -> dict[str, Document]:
+    """All notes under ``path`` (or under each of several paths) keyed by id; two notes with the same id are an
+    error."""
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
     docs: dict[str, Document] = {}
     origin: dict[str, Path] = {}
-    for p in iter_note_paths(path):
+    for p in (p for root in paths for p in iter_note_paths(root)):
         doc = read_note(p, encoding)
         if doc.id in docs:
             raise InputError(p, f"note id {doc.id!r} also used by {origin[doc.id]}")

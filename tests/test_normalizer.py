@@ -291,7 +291,7 @@ def test_cli_normalize_training_gazetteer_alone_over_several_splits(tmp_path, ca
     assert main(args + ["--train-text", str(t1), "--train-gold", str(g1),
                         "--train-text", str(t1), "--train-gold", str(g1)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "note id 't1' is also in" in err[0]
+    assert len(err) == 1 and f"{t1 / 't1.txt'}: note id 't1' also used by {t1 / 't1.txt'}" in err[0]
 
 
 def test_cli_normalize_errors(tmp_path, capsys):

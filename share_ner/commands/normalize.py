@@ -105,22 +105,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+
 def _training_notes(texts: list[str], golds: list[str],
                     encoding: str) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
-    """The notes and annotations of every (``--train-text``, ``--train-gold``) pair, merged; a note id found in
-    two of the text directories is an error naming both."""
+    """The notes of every ``--train-text`` (a note id in two of them is an error naming both files) and the
+    annotations of every ``--train-gold``, merged."""
     from share_ner.formats import read_annotations
     from share_ner.notes import read_notes
 
-    docs: dict[str, Document] = {}
+    docs = read_notes(texts, encoding)
     gold: dict[str, list[Mention]] = {}
-    origin: dict[str, str] = {}
-    for text, pipes in zip(texts, golds):
-        part = read_notes(text, encoding)
-        for doc_id in part:
-            if doc_id in origin:
-                raise ShareNerError(f"{text}: note id {doc_id!r} is also in {origin[doc_id]}")
-            origin[doc_id] = text
-        docs.update(part)
-        gold.update(read_annotations(pipes, part))
+    for pipes in golds:
+        gold.update(read_annotations(pipes, docs))
     return docs, gold
