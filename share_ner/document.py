@@ -3,18 +3,89 @@
 A :class:`Document` is a note id and its text exactly as stored (``\\r`` kept).
 A :class:`Mention` is frozen: doc id, sorted half-open character spans, a CUI
 (or ``CUI-less``) and the type ``Disease_Disorder``. Discontiguous mentions
-have several spans, in text order.
+have several spans, in text order. A mention may carry :class:`Attributes`
+(negation, subject, DocTime ... as in ShARe/CLEF 2014 Task 2); they take no
+part in equality, ordering or hashing, so scoring Task 1 ignores them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
 
 CUI_LESS = "CUI-less"
 DISORDER = "Disease_Disorder"
 
 Span = tuple[int, int]
+
+# ShARe/CLEF 2014 Task 2 attribute names and their allowed values, the default first.
+ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
+    "negation": ("no", "yes"),
+    "uncertainty": ("no", "yes"),
+    "subject": ("patient", "family_member", "donor_family_member", "donor_other", "other", "null"),
+    "conditional": ("false", "true"),
+    "generic": ("false", "true"),
+    "course": ("unmarked", "changed", "increased", "decreased", "improved", "worsened", "resolved"),
+    "severity": ("unmarked", "slight", "moderate", "severe"),
+    "doctime": ("unknown", "before", "overlap", "before_overlap", "after"),
+}
+BODY_LOCATION_NULL = "NULL"
+ATTRIBUTE_NAMES: tuple[str, ...] = (*ATTRIBUTE_VALUES, "body_location")
+
+
+@dataclass(frozen=True, slots=True)
+class Attributes:
+    """A disorder mention's ShARe/CLEF 2014 attributes.
+
+    Each value is one of :data:`ATTRIBUTE_VALUES` (the first is the default); ``body_location`` is a CUI, ``CUI-less``
+    or ``NULL`` (none). ``cues`` maps an attribute whose value is not the default to the character spans of the cue
+    that set it (for ``body_location``: the location's own spans).
+    """
+
+    negation: str = "no"
+    uncertainty: str = "no"
+    subject: str = "patient"
+    conditional: str = "false"
+    generic: str = "false"
+    course: str = "unmarked"
+    severity: str = "unmarked"
+    doctime: str = "unknown"
+    body_location: str = BODY_LOCATION_NULL
+    cues: Mapping[str, tuple[Span, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, allowed in ATTRIBUTE_VALUES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"{name} value {value!r} is not one of {', '.join(allowed)}")
+        for name in self.cues:
+            if name not in ATTRIBUTE_NAMES:
+                raise ValueError(f"cue for unknown attribute {name!r} (known: {', '.join(ATTRIBUTE_NAMES)})")
+
+    def non_default(self) -> dict[str, str]:
+        """The attributes whose value is not the default, in :data:`ATTRIBUTE_NAMES` order."""
+        out = {n: getattr(self, n) for n, allowed in ATTRIBUTE_VALUES.items() if getattr(self, n) != allowed[0]}
+        if self.body_location != BODY_LOCATION_NULL:
+            out["body_location"] = self.body_location
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every attribute's value, plus ``cues`` (name -> list of ``[start, end]``) when there are any."""
+        out: dict[str, Any] = {n: getattr(self, n) for n in ATTRIBUTE_NAMES}
+        if self.cues:
+            out["cues"] = {n: [list(sp) for sp in spans] for n, spans in self.cues.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Attributes":
+        """The inverse of :meth:`to_dict`; raises ``ValueError`` naming an unknown key or value."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown attribute {unknown[0]!r} (known: {', '.join(ATTRIBUTE_NAMES)}, cues)")
+        values = {k: v for k, v in data.items() if k != "cues"}
+        cues = {str(n): tuple((int(s), int(e)) for s, e in spans) for n, spans in (data.get("cues") or {}).items()}
+        return cls(**values, cues=cues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +104,7 @@ class Mention:
     spans: tuple[Span, ...]
     cui: str = CUI_LESS
     type: str = DISORDER
+    attributes: Attributes | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         spans = tuple(sorted((int(s), int(e)) for s, e in self.spans))
@@ -65,8 +137,16 @@ class Mention:
     def with_cui(self, cui: str) -> "Mention":
         # The spans were checked when this mention was made: copy the fields without checking them again
         # (a normalizer gives every mention of a run its CUI this way).
+        return self._copy(cui, self.attributes)
+
+    def with_attributes(self, attributes: Attributes | None) -> "Mention":
+        """The same mention carrying ``attributes``."""
+        return self._copy(self.cui, attributes)
+
+    def _copy(self, cui: str, attributes: Attributes | None) -> "Mention":
         new = object.__new__(Mention)
-        for name, value in (("doc_id", self.doc_id), ("spans", self.spans), ("cui", cui), ("type", self.type)):
+        for name, value in (("doc_id", self.doc_id), ("spans", self.spans), ("cui", cui), ("type", self.type),
+                            ("attributes", attributes)):
             object.__setattr__(new, name, value)
         return new
 
@@ -99,11 +179,3 @@ class Sentence:
     @property
     def end(self) -> int:
         return self.tokens[-1].end if self.tokens else 0
-
-
-def mentions_by_doc(mentions: Iterable[Mention]) -> dict[str, list[Mention]]:
-    """Group mentions by document id, keeping their order."""
-    out: dict[str, list[Mention]] = {}
-    for m in mentions:
-        out.setdefault(m.doc_id, []).append(m)
-    return out
