@@ -172,3 +172,14 @@ def test_rendered_in_chromium(page, tmp_path):
     assert 'data-arcs="6"' in dom
     # "Left atrium": gold in error and predicted in error, one segment
     assert '<span class="seg g gx p px" data-m="g0 p0">Left atrium</span>' in dom
+
+    # hovering "dilated" outlines both fragments of its gold mention and tells its CUI and error
+    hover = path.with_name("hover.html")
+    hover.write_text(page.replace("</body>", "<script>document.querySelector('span.seg[data-m=\"g0\"]')"
+                                  ".dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));</script></body>"),
+                     encoding="utf-8")
+    dom = dump_dom(hover, "note?id=discont", tmp_path)
+    assert re.findall(r'<span class="seg [^"]*hl" data-m="([^"]+)">', dom) == ["g0 p0", "g0"]
+    tip = re.search(r'<div id="tip"[^>]*>(.*?)</div>', dom, re.S).group(1)
+    assert "gold: Left atrium … dilated  [0-11;15-22]  CUI-less" in tip
+    assert "discontiguous mistake: fragment missing" in tip

@@ -226,7 +226,7 @@
       body.append(el("tr", { class: "noterow", "data-id": n.id }, el("td", {}, noteLink(n.id)), el("td", { text: D.groups[n.g] }),
         el("td", { class: "n", text: n.gold.length }), el("td", { class: "n", text: n.pred[s].length }),
         el("td", { class: "n", text: n.ok[s].length }), el("td", { class: "n", text: n.err[s].length }),
-        el("td", { class: "small", text: Object.entries(counts).map(([k, c]) => KIND_LABEL[k] + " " + c).join(", ") })));
+        el("td", { class: "small", text: KINDS.filter(k => counts[k]).map(k => KIND_LABEL[k] + " " + counts[k]).join(", ") })));
     }
     t.append(body);
     list.append(t, pager(ids.length, page, onpage));
