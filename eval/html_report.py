@@ -271,7 +271,7 @@ def _attributes_table(data: Mapping[str, Any]) -> str:
 def _bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, str, Sequence[float]]],
                fmt: str, vmax: float | None = None, chart_id: str = "") -> str:
     """A horizontal bar chart as inline SVG: one row per label, one bar per series."""
-    label_w, bar_w, bar_h, gap = 230, 380, 14, 10
+    label_w, bar_w, bar_h, gap = 210, 330, 14, 10
     n_series = len(series)
     row_h = n_series * bar_h + gap
     legend_top = 28 + row_h * len(labels) + 6
