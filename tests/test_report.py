@@ -183,3 +183,19 @@ def test_rendered_in_chromium(page, tmp_path):
     tip = re.search(r'<div id="tip"[^>]*>(.*?)</div>', dom, re.S).group(1)
     assert "gold: Left atrium … dilated  [0-11;15-22]  CUI-less" in tip
     assert "discontiguous mistake: fragment missing" in tip
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
+def test_long_lists_are_drawn_a_page_at_a_time(tmp_path):
+    # 250 notes, each with one false positive: 100 rows a page, three pages
+    ids = [f"n{k:03d}" for k in range(250)]
+    gold = {d: [] for d in ids}
+    pred = {d: [Mention(d, ((0, 5),))] for d in ids}
+    path = tmp_path / "long.html"
+    path.write_text(render_html(report_data(gold, {"sys": pred}, dict.fromkeys(ids, "fever"))), encoding="utf-8")
+    dom = dump_dom(path, "errors?kind=false_positive", tmp_path)
+    assert 'id="error-count" data-count="250"' in dom and dom.count('<tr class="err">') == 100
+    assert "page 1 of 3" in dom
+    dom = dump_dom(path, "notes?errors=1&page=2", tmp_path)
+    assert 'id="note-count" data-count="250"' in dom and dom.count('class="noterow"') == 50
+    assert 'data-id="n200"' in dom and 'data-id="n199"' not in dom
