@@ -145,7 +145,7 @@ def test_rendered_in_chromium(page, tmp_path):
     assert 'data-ready="summary"' in dom
     # the frequent-strings tables are drawn by the script
     fp = re.search(r'<table class="list" data-kind="false_positive">(.*?)</table>', dom, re.S).group(1)
-    assert re.findall(r"<td>([a-z]+)</td>", fp) == ["chills", "fever"]
+    assert re.findall(r'<td><a class="note" [^>]*>([a-z]+)</a></td>', fp) == ["chills", "fever"]
 
     dom = dump_dom(path, "errors?kind=boundary", tmp_path)
     assert 'id="error-count" data-count="3"' in dom
@@ -153,6 +153,16 @@ def test_rendered_in_chromium(page, tmp_path):
     tabs = dict(re.findall(r'data-kind="([a-z_]+)" data-count="(\d+)"', dom))
     assert tabs == {"false_positive": "2", "false_negative": "2", "boundary": "3", "discontiguous": "6",
                     "wrong_cui": "1", "cui_for_cui_less": "1", "cui_less_for_cui": "1"}
+
+    dom = dump_dom(path, "errors?kind=discontiguous&detail=split", tmp_path)
+    assert 'id="error-count" data-count="1"' in dom and "knee is swollen" in dom
+    # a frequent string links to its errors; "left … atrium"-style strings survive the URL
+    dom = dump_dom(path, "summary", tmp_path)
+    assert 'href="#errors?kind=discontiguous&amp;str=ascending+aorta+%E2%80%A6+enlarged&amp;sys=0"' in dom
+    dom = dump_dom(path, "errors?kind=discontiguous&str=ascending+aorta+%E2%80%A6+enlarged", tmp_path)
+    assert 'id="error-count" data-count="1"' in dom
+    dom = dump_dom(path, "errors?kind=false_positive&str=chills", tmp_path)
+    assert 'id="error-count" data-count="1"' in dom
 
     dom = dump_dom(path, "errors?kind=false_negative&sys=1", tmp_path)
     assert 'id="error-count" data-count="9"' in dom

@@ -7,7 +7,7 @@
   const KIND_LABEL = Object.fromEntries(D.kinds);
   const PAGE = 100;
   const CTX = 40;
-  const state = { view: "summary", sys: 0, kind: KINDS[0], page: 0, errors: false, group: -1, q: "", note: null };
+  const state = { view: "summary", sys: 0, kind: KINDS[0], detail: "", str: "", page: 0, errors: false, group: -1, q: "", note: null };
   const byId = new Map(D.notes.map((n, i) => [n.id, i]));
 
   function el(tag, attrs, ...kids) {
@@ -51,13 +51,14 @@
 
   // ---- routing -----------------------------------------------------------------------------------------------
   function readHash() {
-    const h = decodeURIComponent(location.hash.slice(1));
+    const h = location.hash.slice(1);  // URLSearchParams decodes the query itself
     const [view, query] = h.split("?");
     const q = new URLSearchParams(query || "");
     state.view = ["summary", "errors", "notes", "note"].includes(view) ? view : "summary";
     if (q.has("sys")) state.sys = Math.min(D.systems.length - 1, Math.max(0, parseInt(q.get("sys"), 10) || 0));
     if (q.has("kind") && KINDS.includes(q.get("kind"))) state.kind = q.get("kind");
     state.page = parseInt(q.get("page") || "0", 10) || 0;
+    if (state.view === "errors") { state.detail = q.get("detail") || ""; state.str = q.get("str") || ""; }
     if (state.view === "notes") {
       state.errors = q.get("errors") === "1";
       state.group = q.has("group") ? parseInt(q.get("group"), 10) : -1;
@@ -101,7 +102,10 @@
       const t = el("table", { class: "list", "data-kind": kind },
         el("thead", {}, el("tr", {}, el("th", { text: KIND_LABEL[kind] + (kind === "false_positive" ? " (predicted words)" : " (gold words)") }), el("th", { text: "n" }))));
       const tb = el("tbody");
-      for (const [str, n] of rows) tb.append(el("tr", {}, el("td", { text: str }), el("td", { class: "n", text: n })));
+      for (const [str, n] of rows) {
+        const link = el("a", { class: "note", href: "#errors?" + new URLSearchParams({ kind: kind, str: str, sys: state.sys }), text: str });
+        tb.append(el("tr", {}, el("td", {}, link), el("td", { class: "n", text: n })));
+      }
       t.append(tb);
       wrap.append(t);
     }
@@ -120,14 +124,22 @@
     }
     return errCache.get(key);
   }
-  function context(note, m) {
-    if (note.t === null || !m) return null;
-    const sp = spansOf(m), a = sp[0][0], b = sp[sp.length - 1][1];
+  // the text around an error: gold fragments on red, predicted ones underlined (dashed)
+  function context(note, g, p) {
+    if (note.t === null || (!g && !p)) return null;
+    const frags = [];
+    if (g) for (const sp of spansOf(g)) frags.push([sp[0], sp[1], "cg"]);
+    if (p) for (const sp of spansOf(p)) frags.push([sp[0], sp[1], "cp"]);
+    const a = Math.min(...frags.map(f => f[0])), b = Math.max(...frags.map(f => f[1]));
+    const cuts = [...new Set([a, b, ...frags.flatMap(f => [f[0], f[1]])])].sort((x, y) => x - y);
+    const flat = t => t.replace(/\s+/g, " ");
     const c = el("span", { class: "ctx" });
-    c.append((a > CTX ? "…" : "") + note.t.slice(Math.max(0, a - CTX), a).replace(/\s+/g, " "));
-    let at = a;
-    for (const [s, e] of sp) { if (s > at) c.append(note.t.slice(at, s).replace(/\s+/g, " ")); c.append(el("b", { text: note.t.slice(s, e) })); at = e; }
-    c.append(note.t.slice(b, b + CTX).replace(/\s+/g, " ") + (b + CTX < note.t.length ? "…" : ""));
+    c.append((a > CTX ? "…" : "") + flat(note.t.slice(Math.max(0, a - CTX), a)));
+    for (let k = 0; k + 1 < cuts.length; k++) {
+      const x = cuts[k], y = cuts[k + 1], cls = [...new Set(frags.filter(f => f[0] <= x && f[1] >= y).map(f => f[2]))];
+      c.append(cls.length ? el("span", { class: cls.join(" "), text: flat(note.t.slice(x, y)) }) : flat(note.t.slice(x, y)));
+    }
+    c.append(flat(note.t.slice(b, b + CTX)) + (b + CTX < note.t.length ? "…" : ""));
     return c;
   }
   function mentionCell(note, m) {
@@ -156,12 +168,37 @@
         text: KIND_LABEL[kind] + " (" + s.kinds[kind] + ")", onclick: () => go("errors", { kind: kind }) }));
     }
     tabs.append(tb);
+    const details = (s.details || {})[state.kind];
+    if (details && Object.keys(details).length) {
+      const db = el("div", { class: "tabs" }, el("span", { class: "small", text: "detail: " }));
+      db.append(el("button", { class: state.detail ? null : "on", text: "all", onclick: () => go("errors", { kind: state.kind }) }));
+      for (const [d, c] of Object.entries(details)) {
+        db.append(el("button", { class: d === state.detail ? "on" : null, "data-detail": d, text: d.replace(/_/g, " ") + " (" + c + ")",
+          onclick: () => go("errors", { kind: state.kind, detail: d }) }));
+      }
+      tabs.append(db);
+    }
     const list = $("error-list");
     list.textContent = "";
-    const all = errorsOf(state.sys, state.kind);
+    const sideOf = state.kind === "false_positive" ? 2 : 1;
+    const all = errorsOf(state.sys, state.kind).filter(([ni, e]) => {
+      if (state.detail && e[3] !== state.detail) return false;
+      if (!state.str) return true;
+      const n = D.notes[ni], m = sideOf === 2 ? n.pred[state.sys][e[2]] : n.gold[e[1]];
+      return n.t !== null && mText(n, m).trim().toLowerCase() === state.str;
+    });
+    if (state.str) {
+      tabs.append(el("p", { class: "small" }, "only errors whose " + (sideOf === 2 ? "predicted" : "gold") + " words are ",
+        el("b", { text: state.str }), " ", el("a", { class: "note", href: "#errors?" + new URLSearchParams({ kind: state.kind, sys: state.sys }), text: "(show all)" })));
+    }
     const page = Math.min(state.page, Math.max(0, Math.ceil(all.length / PAGE) - 1));
-    list.append(el("p", { id: "error-count", "data-count": all.length, text: all.length + " " + KIND_LABEL[state.kind] + " error(s) of " + s.name }));
-    const onpage = p => go("errors", { kind: state.kind, page: p });
+    list.append(el("p", { id: "error-count", "data-count": all.length, text: all.length + " error(s) of " + s.name + ": " + kindText(state.kind, state.detail) }));
+    if (D.has_text) list.append(el("p", { class: "small" }, "context: ", el("span", { class: "ctx" }, el("span", { class: "cg", text: "gold" })), " and ",
+      el("span", { class: "ctx" }, el("span", { class: "cp", text: "predicted" })), " fragments"));
+    const keep = {};
+    if (state.detail) keep.detail = state.detail;
+    if (state.str) keep.str = state.str;
+    const onpage = p => go("errors", Object.assign({ kind: state.kind, page: p }, keep));
     list.append(pager(all.length, page, onpage));
     const t = el("table", { class: "list" }, el("thead", {}, el("tr", {},
       el("th", { text: "note" }), el("th", { text: "detail" }), el("th", { text: "gold" }), el("th", { text: "predicted" }), el("th", { text: "context" }))));
@@ -169,7 +206,7 @@
     for (const [ni, e] of all.slice(page * PAGE, (page + 1) * PAGE)) {
       const n = D.notes[ni], g = e[1] >= 0 ? n.gold[e[1]] : null, p = e[2] >= 0 ? n.pred[state.sys][e[2]] : null;
       body.append(el("tr", { class: "err" }, el("td", {}, noteLink(n.id)), el("td", { text: (e[3] || "").replace(/_/g, " ") }),
-        mentionCell(n, g), mentionCell(n, p), el("td", {}, context(n, g || p))));
+        mentionCell(n, g), mentionCell(n, p), el("td", {}, context(n, g, p))));
     }
     t.append(body);
     list.append(t, pager(all.length, page, onpage));
