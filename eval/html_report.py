@@ -21,7 +21,7 @@ import numpy as np
 
 from share_ner import __version__
 from share_ner.document import Mention
-from share_ner.errors import ShareNerError
+from share_ner.errors import InputError, ShareNerError
 from share_ner.eval.counting import METRICS, N_GOLD, N_PRED
 from share_ner.eval.errors import ERROR_KINDS, KIND_LABELS, attribute_accuracy, classify_corpus, frequent_strings
 from share_ner.eval.scoring import Scores, score
@@ -406,7 +406,10 @@ def render_html(data: Mapping[str, Any]) -> str:
 def write_report(path: str | Path, data: Mapping[str, Any]) -> int:
     """Write the page to ``path``; returns its size in bytes."""
     page = render_html(data)
-    atomic_write_text(path, page)
+    try:
+        atomic_write_text(path, page)
+    except OSError as exc:
+        raise InputError(path, f"cannot write the report: {exc.strerror or exc}") from None
     return len(page.encode("utf-8"))
 
 

@@ -119,6 +119,8 @@ def test_help_and_errors(tmp_path, capsys):
     assert "--group '(' is not a regular expression" in capsys.readouterr().err
     assert main(["report", "--gold", GOLD, "--pred", PRED, "--vs", PRED, "--out", str(tmp_path / "r.html")]) == 2
     assert not (tmp_path / "r.html").exists()
+    assert main(["report", "--gold", GOLD, "--pred", PRED, "--out", str(tmp_path / "no" / "r.html")]) == 2
+    assert "cannot write the report" in capsys.readouterr().err
 
 
 # ---- the page in a real browser ---------------------------------------------------------------------------------
