@@ -74,3 +74,30 @@ def relaxed_pairs(gold: Sequence[Mention], pred: Sequence[Mention]) -> list[tupl
 def relaxed_matches(gold: Sequence[Mention], pred: Sequence[Mention]) -> int:
     """Size of a maximum one-to-one matching between overlapping gold and predicted mentions."""
     return len(relaxed_pairs(gold, pred))
+
+
+def strict_pairs(gold: Sequence[Mention], pred: Sequence[Mention]) -> list[tuple[int, int]]:
+    """The strict matching as (gold index, pred index) pairs, equal CUIs paired first within each span set.
+
+    Its length is :func:`strict_matches`; the pairs whose CUIs agree number :func:`cui_matches`.
+    """
+    free: dict[tuple, list[int]] = {}
+    for j, m in enumerate(pred):
+        free.setdefault(m.spans, []).append(j)
+    pairs: list[tuple[int, int]] = []
+    waiting: list[int] = []
+    for i, g in enumerate(gold):
+        js = free.get(g.spans)
+        if not js:
+            continue
+        same = next((j for j in js if pred[j].cui == g.cui), None)
+        if same is None:
+            waiting.append(i)  # paired after every equal-CUI pair of its span set is taken
+        else:
+            js.remove(same)
+            pairs.append((i, same))
+    for i in waiting:
+        js = free.get(gold[i].spans)
+        if js:
+            pairs.append((i, js.pop(0)))
+    return sorted(pairs)
