@@ -31,9 +31,14 @@ from share_ner.text import find_headers
 __all__ = ["ContextMatcher", "sentence_starts"]
 
 # Where a sentence starts: after . ! ? and whitespace before a capital, digit or bracket; after a blank line;
-# at a line starting with a capital, digit or bullet. (The tagger's own sentence splitter tokenizes with spaCy
-# first, about 7,000 notes a CPU second: too slow for this step, which needs sentence limits only.)
-_BOUNDARY = re.compile(r"[.!?]+[\"')\]]*[ \t]+(?=[A-Z0-9\[(\"'])|\n[ \t]*(?:\r?\n[ \t]*)+|\r?\n[ \t]*(?=[A-Z0-9*•#-])")
+# at a line starting with a capital, digit or bullet; at a numbered list item ("2) ", "3. "); after a run of three
+# or more spaces before a capital (a line break flattened into spaces, as in exported report text). The tagger's
+# own sentence splitter tokenizes with spaCy first (about 7,000 notes a CPU second): too slow for this step, which
+# needs sentence limits only.
+_BOUNDARY = re.compile(
+    r"[.!?]+[\"')\]]*[ \t]+(?=[A-Z0-9\[(\"'])|\n[ \t]*(?:\r?\n[ \t]*)+|\r?\n[ \t]*(?=[A-Z0-9*•#-])"
+    r"|(?<=\s)(?=\d{1,2}[.)]\s)|[ \t]{3,}(?=[A-Z0-9*•#])"
+)
 _WORD = re.compile(r"\w+")
 _DEFAULT = Attributes()
 _FORWARD = frozenset(("forward", "bidirectional"))
