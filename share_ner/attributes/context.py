@@ -25,7 +25,7 @@ from bisect import bisect_right
 from typing import Any, Iterable, Sequence
 
 from share_ner.attributes.rules import GAP, PSEUDO, TERMINATE, Rule, load_rules, normalize_phrase
-from share_ner.document import ATTRIBUTE_VALUES, Attributes, Document, Mention, Span
+from share_ner.document import ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Document, Mention, Span
 from share_ner.text import find_headers
 
 __all__ = ["ContextMatcher", "sentence_starts"]
@@ -36,8 +36,9 @@ __all__ = ["ContextMatcher", "sentence_starts"]
 # own sentence splitter tokenizes with spaCy first (about 7,000 notes a CPU second): too slow for this step, which
 # needs sentence limits only.
 _BOUNDARY = re.compile(
-    r"[.!?]+[\"')\]]*[ \t]+(?=[A-Z0-9\[(\"'])|\n[ \t]*(?:\r?\n[ \t]*)+|\r?\n[ \t]*(?=[A-Z0-9*•#-])"
-    r"|(?<=\s)(?=\d{1,2}[.)]\s)|[ \t]{3,}(?=[A-Z0-9*•#])"
+    # the lookahead lets the engine skip every other character at once
+    r"(?=[.!?\n\r \t])(?:[.!?]+[\"')\]]*[ \t]+(?=[A-Z0-9\[(\"'])|\n[ \t]*(?:\r?\n[ \t]*)+"
+    r"|\r?\n[ \t]*(?=[A-Z0-9*•#-])|\s(?=\d{1,2}[.)]\s)|[ \t]{3,}(?=[A-Z0-9*•#]))"
 )
 _WORD = re.compile(r"\w+")
 _DEFAULT = Attributes()
@@ -100,6 +101,8 @@ class ContextMatcher:
             else:
                 by_phrase.setdefault(rule.phrase, []).append(rule)
         self.by_phrase = by_phrase
+        self.section_probe = re.compile(_trie_pattern(self.sections) + r"|(?!x)x")
+        self._by_section: dict[str, list[Rule]] = {}  # header name -> its section rules, filled as met
         pattern = _trie_pattern(by_phrase)
         self.regex = re.compile(pattern)  # run over the note in lower case
         self.regex_ci = re.compile(pattern, re.IGNORECASE)  # for a note whose lower case changes its length
@@ -122,24 +125,27 @@ class ContextMatcher:
         if not mentions:
             return []
         text = doc.text
-        headers = find_headers(text) if ":" in text else []
-        starts = sentence_starts(text, (s for s, _, _ in headers))
-        # Matches per sentence: (start, end, phrase); a sentence's list is built lazily.
-        hits: dict[int, list[tuple[int, int, str]]] = {}
-        lookup = self.by_phrase
         lower = text.lower()
+        # Headers matter only in a note naming a section some rule is about (the header search costs more).
+        headers = find_headers(text) if ":" in text and self.section_probe.search(lower) else []
         regex, over = (self.regex, lower) if len(lower) == len(text) else (self.regex_ci, text)
-        for m in regex.finditer(over):
-            phrase = m.group().lower()
-            if phrase not in lookup:
-                phrase = " ".join(phrase.split())
-            s = m.start()
-            hits.setdefault(bisect_right(starts, s) - 1, []).append((s, m.end(), phrase))
+        matches = [(m.start(), m.end(), m.group()) for m in regex.finditer(over)]
+        # Matches per sentence: (start, end, phrase).
+        hits: dict[int, list[tuple[int, int, str]]] = {}
+        starts: list[int] = []
+        if matches:
+            starts = sentence_starts(text, (s for s, _, _ in headers))
+            lookup = self.by_phrase
+            for s, e, phrase in matches:
+                phrase = phrase.lower()
+                if phrase not in lookup:
+                    phrase = " ".join(phrase.split())
+                hits.setdefault(bisect_right(starts, s) - 1, []).append((s, e, phrase))
         section_at = [s for s, _, _ in headers]
         out = []
         for mention in mentions:
             found = self._triggers(text, mention, starts, hits) if hits else {}
-            if headers and self.sections:
+            if headers:
                 h = bisect_right(section_at, mention.start) - 1
                 if h >= 0:
                     hs, he, name = headers[h]
@@ -149,18 +155,21 @@ class ContextMatcher:
             if not found:
                 out.append(_DEFAULT)
                 continue
-            values = {a: v for a, (_, v, _) in found.items()}
-            cues = {a: spans for a, (_, _, spans) in found.items()}
-            out.append(Attributes(**values, cues=cues))
+            out.append(_attributes({a: v for a, (_, v, _) in found.items()},
+                                   {a: spans for a, (_, _, spans) in found.items()}))
         return out
 
     def _section_rules(self, name: str) -> list[Rule]:
-        rules = self.sections.get(name)
-        if rules is not None:
-            return rules
-        # "past medical history/surgical history": a rule's section name followed by more words
-        return [r for phrase, rs in self.sections.items() if name.startswith(phrase + " ")
-                or name.startswith(phrase + "/") for r in rs]
+        rules = self._by_section.get(name)
+        if rules is None:
+            rules = self.sections.get(name)
+            if rules is None:
+                # "past medical history/surgical history": a rule's section name followed by more words
+                rules = [r for phrase, rs in self.sections.items() if name.startswith(phrase + " ")
+                         or name.startswith(phrase + "/") for r in rs]
+            if len(self._by_section) < 10_000:
+                self._by_section[name] = rules
+        return rules
 
     def _triggers(self, text: str, mention: Mention, starts: list[int],
                   hits: dict[int, list[tuple[int, int, str]]]) -> dict[str, tuple[int, str, tuple[Span, ...]]]:
@@ -236,6 +245,16 @@ class ContextMatcher:
             if s >= max(a, last_end) and phrase == tail and self._open(text, rule, a, s, sentence):
                 return (s, e)
         return None
+
+
+def _attributes(values: dict[str, str], cues: dict[str, tuple[Span, ...]]) -> Attributes:
+    """An :class:`Attributes` from values the rules loader already checked, without checking them again."""
+    out = object.__new__(Attributes)
+    for name in ATTRIBUTE_VALUES:
+        object.__setattr__(out, name, values.get(name, ATTRIBUTE_VALUES[name][0]))
+    object.__setattr__(out, "body_location", BODY_LOCATION_NULL)
+    object.__setattr__(out, "cues", cues)
+    return out
 
 
 def default_attributes() -> Attributes:
