@@ -19,7 +19,7 @@ One rule a line, tab-separated, ``#`` starts a comment line::
 - ``window``: the most words between trigger and mention (default: to the sentence's end or a terminator).
 
 A site file read with :func:`load_rules` after the packaged one adds rules, and replaces the packaged rule with
-the same phrase, attribute and direction. Any unknown attribute, value or direction, or a malformed line, is an
+the same phrase, attribute and direction (a terminator: and value). One file must not hold two such rules. Any unknown attribute, value or direction, or a malformed line, is an
 error naming the file and line.
 """
 
@@ -53,8 +53,10 @@ class Rule:
     source: str = ""  # "file:line", for messages
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.phrase, self.attribute, self.direction)
+    def key(self) -> tuple[str, str, str, str]:
+        """What a later rule replaces: phrase, attribute and direction (and, for a terminator, the attributes
+        it ends: one phrase may end different scopes)."""
+        return (self.phrase, self.attribute, self.direction, self.value if self.attribute == TERMINATE else "")
 
     @property
     def terminates(self) -> frozenset[str]:
@@ -71,11 +73,17 @@ def normalize_phrase(phrase: str) -> str:
 def parse_rules(text: str, source: str | Path) -> list[Rule]:
     """The rules of one file's text; raises :class:`InputError` naming ``source`` and the line."""
     rules = []
+    seen: dict[tuple[str, str, str, str], int] = {}
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        rules.append(_parse_line(line, source, lineno))
+        rule = _parse_line(line, source, lineno)
+        if rule.key in seen:
+            raise InputError(source, f"the rule of line {seen[rule.key]} again (same phrase, attribute and "
+                                     "direction); one of them must go", lineno)
+        seen[rule.key] = lineno
+        rules.append(rule)
     return rules
 
 
@@ -127,7 +135,7 @@ def _parse_line(line: str, source: str | Path, lineno: int) -> Rule:
 def merge_rules(*layers: Iterable[Rule]) -> list[Rule]:
     """Rules of several files, later ones replacing earlier ones with the same phrase, attribute and direction;
     a rule setting its attribute's default value removes the one it replaces and is dropped itself."""
-    merged: dict[tuple[str, str, str], Rule] = {}
+    merged: dict[tuple[str, str, str, str], Rule] = {}
     for layer in layers:
         for rule in layer:
             merged.pop(rule.key, None)
