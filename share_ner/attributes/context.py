@@ -100,10 +100,11 @@ class ContextMatcher:
                 by_phrase.setdefault(tail, [])
             else:
                 by_phrase.setdefault(rule.phrase, []).append(rule)
+        # Section names are matched too, by the same regex: a note naming none needs no header search.
+        phrases = set(by_phrase) | set(self.sections)
         self.by_phrase = by_phrase
-        self.section_probe = re.compile(_trie_pattern(self.sections) + r"|(?!x)x")
         self._by_section: dict[str, list[Rule]] = {}  # header name -> its section rules, filled as met
-        pattern = _trie_pattern(by_phrase)
+        pattern = _trie_pattern(phrases)
         self.regex = re.compile(pattern)  # run over the note in lower case
         self.regex_ci = re.compile(pattern, re.IGNORECASE)  # for a note whose lower case changes its length
 
@@ -126,21 +127,31 @@ class ContextMatcher:
             return []
         text = doc.text
         lower = text.lower()
-        # Headers matter only in a note naming a section some rule is about (the header search costs more).
-        headers = find_headers(text) if ":" in text and self.section_probe.search(lower) else []
         regex, over = (self.regex, lower) if len(lower) == len(text) else (self.regex_ci, text)
         matches = [(m.start(), m.end(), m.group()) for m in regex.finditer(over)]
         # Matches per sentence: (start, end, phrase).
         hits: dict[int, list[tuple[int, int, str]]] = {}
         starts: list[int] = []
+        named_section = False
         if matches:
-            starts = sentence_starts(text, (s for s, _, _ in headers))
-            lookup = self.by_phrase
+            lookup, sections = self.by_phrase, self.sections
+            kept = []
             for s, e, phrase in matches:
                 phrase = phrase.lower()
-                if phrase not in lookup:
+                if phrase not in lookup and phrase not in sections:
                     phrase = " ".join(phrase.split())
-                hits.setdefault(bisect_right(starts, s) - 1, []).append((s, e, phrase))
+                if phrase in sections:
+                    named_section = True
+                if phrase in lookup:  # a trigger, pseudo-trigger, terminator or an around rule's second part
+                    kept.append((s, e, phrase))
+            # Headers matter only in a note naming a section some rule is about (the header search costs more).
+            headers = find_headers(text) if named_section and ":" in text else []
+            if kept:
+                starts = sentence_starts(text, (s for s, _, _ in headers))
+                for s, e, phrase in kept:
+                    hits.setdefault(bisect_right(starts, s) - 1, []).append((s, e, phrase))
+        else:
+            headers = []
         section_at = [s for s, _, _ in headers]
         out = []
         for mention in mentions:
