@@ -90,8 +90,13 @@ class ContextMatcher:
         by_phrase: dict[str, list[Rule]] = {}
         self.sections: dict[str, list[Rule]] = {}
         self.tails: dict[str, list[Rule]] = {}  # second part of an around rule -> rules
+        # Terminators of punctuation only ("," ";"): looked for between trigger and mention when needed, rather
+        # than matched everywhere (commas are most of a note's matches).
+        self.marks: list[tuple[str, frozenset[str]]] = []
         for rule in self.rules:
-            if rule.direction == "section":
+            if rule.attribute == TERMINATE and not re.search(r"\w", rule.phrase):
+                self.marks.append((rule.phrase, rule.terminates))
+            elif rule.direction == "section":
                 self.sections.setdefault(rule.phrase, []).append(rule)
             elif rule.direction == "around":
                 head, tail = (normalize_phrase(p) for p in rule.phrase.split(GAP))
@@ -241,6 +246,9 @@ class ContextMatcher:
         if rule.window is not None and len(_WORD.findall(text, a, b)) > rule.window:
             return False
         attribute = rule.attribute
+        for mark, ends in self.marks:
+            if attribute in ends and text.find(mark, a, b) >= 0:
+                return False
         for s, e, phrase in sentence:
             if s >= a and e <= b:
                 for other in self.by_phrase.get(phrase, ()):
