@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
+from test_tag_cli import model_dir  # noqa: F401 - the tiny trained model of the tag tests
 
 from share_ner.cli import main
 from share_ner.formats import read_annotations
@@ -56,17 +56,7 @@ def test_a_span_outside_its_note_is_the_usual_error(tmp_path: Path, capsys):
     assert code == 2 and "ends past the note's end" in err and err.count("\n") == 1
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tagger = pytest.importorskip("share_ner.tagger")
-    from share_ner.formats.share import read_pipe_dir
-
-    docs = read_notes(TAGGER_FIXTURES / "text")
-    gold = read_pipe_dir(TAGGER_FIXTURES / "gold")
-    return tagger.train_model(docs, gold, tmp_path_factory.mktemp("model") / "m", fit_normalizer=False)
-
-
-def test_pipeline_fills_attributes_and_they_never_change_the_mentions(model_dir: Path):
+def test_pipeline_fills_attributes_and_they_never_change_the_mentions(model_dir: Path):  # noqa: F811
     from share_ner.attributes import ContextMatcher
     from share_ner.pipeline import Pipeline
 
@@ -87,7 +77,7 @@ def test_pipeline_fills_attributes_and_they_never_change_the_mentions(model_dir:
         assert [m.attributes for m in ms] == matcher.attributes(doc, ms)
 
 
-def test_tag_jsonl_has_attributes_unless_no_attributes(model_dir: Path, tmp_path: Path):
+def test_tag_jsonl_has_attributes_unless_no_attributes(model_dir: Path, tmp_path: Path):  # noqa: F811
     args = ["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model_dir), "--format", "jsonl", "--quiet"]
     assert main(args + ["--out", str(tmp_path / "with")]) == 0
     assert main(args + ["--out", str(tmp_path / "without"), "--no-attributes"]) == 0
@@ -101,7 +91,7 @@ def test_tag_jsonl_has_attributes_unless_no_attributes(model_dir: Path, tmp_path
     assert all("attributes" in m for m in with_) and not any("attributes" in m for m in without)
 
 
-def test_tag_rejects_a_bad_rules_file_before_any_work(model_dir: Path, tmp_path: Path, capsys):
+def test_tag_rejects_a_bad_rules_file_before_any_work(model_dir: Path, tmp_path: Path, capsys):  # noqa: F811
     rules = tmp_path / "r.tsv"
     rules.write_text("no\tnegation\tyes\n", encoding="utf-8")
     code = main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model_dir), "--out", str(tmp_path / "o"),
