@@ -89,7 +89,6 @@ class ContextMatcher:
         self.rules = list(load_rules() if rules is None else rules)
         by_phrase: dict[str, list[Rule]] = {}
         self.sections: dict[str, list[Rule]] = {}
-        self.tails: dict[str, list[Rule]] = {}  # second part of an around rule -> rules
         # Terminators of punctuation only ("," ";"): looked for between trigger and mention when needed, rather
         # than matched everywhere (commas are most of a note's matches).
         self.marks: list[tuple[str, frozenset[str]]] = []
@@ -101,8 +100,7 @@ class ContextMatcher:
             elif rule.direction == "around":
                 head, tail = (normalize_phrase(p) for p in rule.phrase.split(GAP))
                 by_phrase.setdefault(head, []).append(rule)
-                self.tails.setdefault(tail, []).append(rule)
-                by_phrase.setdefault(tail, [])
+                by_phrase.setdefault(tail, [])  # matched, so that _tail finds it; it sets nothing itself
             else:
                 by_phrase.setdefault(rule.phrase, []).append(rule)
         # Section names are matched too, by the same regex: a note naming none needs no header search.
