@@ -5,15 +5,19 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from share_ner.attributes import ContextMatcher, parse_rules
 from share_ner.attributes.rules import merge_rules, packaged_rules
 from share_ner.document import Attributes, Document, Mention
 
+_MATCHER = ContextMatcher()  # the packaged rules, compiled once for every test here
+
 
 @pytest.fixture(scope="module")
 def matcher() -> ContextMatcher:
-    return ContextMatcher()
+    return _MATCHER
 
 
 def mention(text: str, *words: str, doc_id: str = "d") -> Mention:
@@ -180,3 +184,29 @@ def test_assign_keeps_the_mentions_and_their_order(matcher):
     ms = [mention(text, "Cough"), mention(text, "fever")]
     out = matcher.assign(Document("d", text), ms)
     assert out == ms and [m.attributes.negation for m in out] == ["no", "yes"]
+
+
+def test_a_note_whose_lower_case_is_longer_keeps_its_offsets(matcher):
+    text = "İstanbul trip. Denies fever."  # "İ".lower() is two characters
+    assert len(text.lower()) != len(text)
+    (a,) = attrs(matcher, text, mention(text, "fever"))
+    assert a.negation == "yes" and text[slice(*a.cues["negation"][0])] == "Denies"
+
+
+_WORDS = st.sampled_from(["no", "denies", "fever", "but", "history of", "if", ",", ".", "\n", "FAMILY HISTORY:",
+                          "not", "pain", "cross", "off", "İ", "  ", "mild", "s/p", "?", "cannot be ruled out"])
+
+
+@given(st.lists(_WORDS, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 400), st.integers(1, 20)),
+                                                         min_size=1, max_size=5))
+def test_every_mention_gets_attributes_with_cues_inside_the_note(words, raw_spans):
+    text = " ".join(words)
+    mentions = []
+    for s, n in raw_spans:
+        s = min(s, len(text) - 1)
+        mentions.append(Mention("d", ((s, min(len(text), s + n)),)))
+    out = _MATCHER.attributes(Document("d", text), mentions)
+    assert len(out) == len(mentions)
+    for a in out:
+        assert set(a.cues) == set(a.non_default())
+        assert all(0 <= s < e <= len(text) for spans in a.cues.values() for s, e in spans)
