@@ -55,13 +55,14 @@ def format_by_doc(scores: Scores) -> str:
 
 def format_comparison(comparisons: Mapping[str, Comparison], name_a: str, name_b: str, n_shuffles: int) -> str:
     """Each metric for system A and B, their difference and its approximate-randomization p-value."""
+    width = max([18] + [len(METRIC_LABELS.get(m, m)) + 1 for m in comparisons])
     lines = [
         f"Approximate randomization over notes, {n_shuffles} shuffles: A = {name_a}, B = {name_b}",
-        f"{'metric':<18}{'A':>8}{'B':>8}{'A - B':>9}{'p':>9}",
+        f"{'metric':<{width}}{'A':>8}{'B':>8}{'A - B':>9}{'p':>9}",
     ]
     for metric, c in comparisons.items():
         lines.append(
-            f"{METRIC_LABELS.get(metric, metric):<18}{c.a:>8.3f}{c.b:>8.3f}{c.diff:>+9.3f}{c.p_value:>9.4f}"
+            f"{METRIC_LABELS.get(metric, metric):<{width}}{c.a:>8.3f}{c.b:>8.3f}{c.diff:>+9.3f}{c.p_value:>9.4f}"
         )
     return "\n".join(lines)
 

@@ -11,7 +11,7 @@ give p = 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -46,23 +46,27 @@ def approximate_randomization(
     *,
     n_shuffles: int = 10_000,
     seed: int | None = 0,
+    functions: Mapping[str, Callable[[np.ndarray], np.ndarray]] = METRICS,
 ) -> dict[str, Comparison]:
     """Compare two ``(notes, counts)`` tables (rows for the same notes, columns ``COLUMNS``).
 
-    All metrics are tested on the same shuffles; ``seed`` fixes them.
+    All metrics are tested on the same shuffles; ``seed`` fixes them. ``functions``: metric name -> function of
+    summed counts, for tables of other columns (Task 2a's, :mod:`share_ner.eval.attributes`).
     """
+    if functions is not METRICS and metrics is METRIC_NAMES:
+        metrics = tuple(functions)
     if n_shuffles < 1:
         raise ShareNerError(f"number of shuffles must be at least 1, got {n_shuffles}")
     metrics = tuple(metrics)
-    unknown = [m for m in metrics if m not in METRICS]
+    unknown = [m for m in metrics if m not in functions]
     if unknown:
-        raise ShareNerError(f"unknown metric(s) {', '.join(unknown)}; expected {', '.join(METRIC_NAMES)}")
+        raise ShareNerError(f"unknown metric(s) {', '.join(unknown)}; expected {', '.join(functions)}")
     a = np.asarray(table_a, dtype=float)
     b = np.asarray(table_b, dtype=float)
     if a.shape != b.shape:
         raise ValueError(f"count tables differ in shape: {a.shape} vs {b.shape}")
     sum_a, sum_b = a.sum(axis=0), b.sum(axis=0)
-    observed = {m: (float(METRICS[m](sum_a)), float(METRICS[m](sum_b))) for m in metrics}
+    observed = {m: (float(functions[m](sum_a)), float(functions[m](sum_b))) for m in metrics}
     target = {m: abs(va - vb) - _TIE for m, (va, vb) in observed.items()}
     at_least = dict.fromkeys(metrics, 0)
     delta = b - a
@@ -75,7 +79,7 @@ def approximate_randomization(
         moved = swap @ delta  # what each shuffle moves from b's sums into a's
         shuffled_a, shuffled_b = sum_a + moved, sum_b - moved
         for m in metrics:
-            d = np.abs(METRICS[m](shuffled_a) - METRICS[m](shuffled_b))
+            d = np.abs(functions[m](shuffled_a) - functions[m](shuffled_b))
             at_least[m] += int(np.count_nonzero(d >= target[m]))
         done += n
     return {

@@ -21,6 +21,7 @@ COMMANDS = [
     "train",
     "evaluate",
     "normalize",
+    "attributes",
     "lexicon",
     "clusters",
     "ceiling",

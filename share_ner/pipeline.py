@@ -33,6 +33,24 @@ class Pipeline:
         self.tagger_ = tagger
         self.resources = resources
         self.normalizer = normalizer
+        # ShARe/CLEF 2014 attributes by ConText rules (share_ner.attributes); None: mentions carry none.
+        self.context: Any | None = None
+        self._default_context = True  # the packaged rules, compiled on first use
+
+    def use_attributes(self, context: Any | None) -> None:
+        """Fill attributes with ``context`` (a :class:`share_ner.attributes.ContextMatcher`), or with none."""
+        self.context = context
+        self._default_context = False
+
+    def _attributes(self, doc: Document, mentions: list[Mention]) -> list[Mention]:
+        if self._default_context:
+            from share_ner.attributes import ContextMatcher
+
+            self.context = ContextMatcher()
+            self._default_context = False
+        if self.context is None or not mentions:
+            return mentions
+        return self.context.assign(doc, mentions)  # the same mentions, in the same order
 
     @property
     def model_dir(self) -> Path:
@@ -76,11 +94,12 @@ class Pipeline:
                              brackets=self.config.balance_brackets)
 
     def annotate(self, doc: Document) -> list[Mention]:
-        """Tasks 1a and 1b: the note's mentions, each with a CUI (or ``CUI-less``) when a normalizer was trained."""
+        """Tasks 1a and 1b: the note's mentions, each with a CUI (or ``CUI-less``) when a normalizer was trained,
+        and (Task 2, unless :meth:`use_attributes` was given None) its attributes."""
         mentions = self.tag(doc)
         if self.normalizer is not None and mentions:
             mentions = list(self.normalizer.normalize(doc, mentions))
-        return mentions
+        return self._attributes(doc, mentions)
 
     def annotate_many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
         """:meth:`annotate` for several notes, the same mentions and CUIs: each note is tagged alone, and the
@@ -94,7 +113,7 @@ class Pipeline:
             except Exception as exc:  # noqa: BLE001 - reported for this note only
                 out.append(exc)
         if self.normalizer is None:
-            return out
+            return self._attributes_many(docs, out)
         todo = [(i, doc, ms) for i, (doc, ms) in enumerate(zip(docs, out)) if isinstance(ms, list) and ms]
         try:
             for (i, _, _), ms in zip(todo, self.normalizer.normalize_many([(doc, ms) for _, doc, ms in todo])):
@@ -105,8 +124,26 @@ class Pipeline:
                     out[i] = list(self.normalizer.normalize(doc, ms))
                 except Exception as exc:  # noqa: BLE001
                     out[i] = exc
+        return self._attributes_many(docs, out)
+
+    def _attributes_many(self, docs: Sequence[Document], out: list[list[Mention] | Exception]
+                         ) -> list[list[Mention] | Exception]:
+        for i, (doc, ms) in enumerate(zip(docs, out)):
+            if isinstance(ms, list):
+                try:
+                    out[i] = self._attributes(doc, ms)
+                except Exception as exc:  # noqa: BLE001 - reported for this note only
+                    out[i] = exc
         return out
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # pycrfsuite.Tagger cannot be pickled; the model directory re-loads cheaply in a worker.
-        return (Pipeline.load, (str(self.model_dir),))
+        if self._default_context:
+            return (Pipeline.load, (str(self.model_dir),))
+        return (_load_with_context, (str(self.model_dir), self.context))
+
+
+def _load_with_context(model_dir: str, context: Any | None) -> Pipeline:
+    pipeline = Pipeline.load(model_dir)
+    pipeline.use_attributes(context)
+    return pipeline

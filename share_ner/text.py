@@ -33,7 +33,7 @@ from typing import Any
 
 from share_ner.document import Document, Sentence, Token
 
-__all__ = ["PLACEHOLDER_RE", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
+__all__ = ["PLACEHOLDER_RE", "find_headers", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
 
 # [**...**] placeholders of MIMIC-III: on one line, no "[**" inside, at most 200 characters.
 PLACEHOLDER_RE = re.compile(r"\[\*\*(?:(?!\*\*\]|\[\*\*)[^\r\n]){0,200}?\*\*\]")
@@ -256,6 +256,9 @@ def _find_headers(text: str) -> list[tuple[int, int, str]]:
         if _is_header(m.group("h"), line_start):
             out.append((s, m.end(), normalize_section(m.group("h"))))
     return out
+
+
+find_headers = _find_headers  # the section headers split_sentences uses, for other steps (attributes)
 
 
 def split_sentences(doc: Document) -> list[Sentence]:

@@ -13,10 +13,11 @@ from typing import Any
 
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
+from share_ner.eval import attributes as task2
 from share_ner.eval.ranking import rank_systems
 from share_ner.eval.report import format_by_doc, format_comparison, format_ranking, format_scores
 from share_ner.eval.scoring import Scores, score
-from share_ner.eval.significance import compare
+from share_ner.eval.significance import approximate_randomization, compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
 from share_ner.notes import read_notes
 
@@ -24,7 +25,7 @@ from share_ner.notes import read_notes
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "evaluate",
-        help="score predicted mentions against gold (Task 1a P/R/F1, Task 1b accuracy)",
+        help="score predicted mentions against gold (Task 1a P/R/F1, Task 1b accuracy, Task 2a attributes)",
         description="Score predictions against gold annotations (pipe, BRAT .ann or JSON Lines; a directory "
         "or one file). Several --pred paths, or one directory of run directories, give a ranking.",
     )
@@ -82,6 +83,11 @@ def run(args: argparse.Namespace) -> int:
     _report_coverage(name, sc)
     out: dict[str, Any] = sc.to_dict(by_doc=args.by_doc)
     text = [format_scores(sc, title=f"{name} against {args.gold}")]
+    attributes = task2.has_attributes(gold)  # gold with ShARe/CLEF 2014 attributes (share2014, BRAT A lines)
+    if attributes:
+        attr_scores = task2.score_attributes(gold, pred)
+        out["attributes"] = attr_scores.to_dict()
+        text += ["", task2.format_attribute_scores(attr_scores)]
     if args.by_doc:
         text += ["", format_by_doc(sc)]
     if rest:
@@ -89,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
         _report_coverage(name_b, score(gold, pred_b, allow_extra=args.allow_extra))
         comparisons = compare(gold, pred, pred_b, n_shuffles=args.shuffles, seed=args.seed,
                               allow_extra=args.allow_extra)
+        if attributes:
+            comparisons.update(approximate_randomization(
+                task2.count_corpus(gold, pred), task2.count_corpus(gold, pred_b), n_shuffles=args.shuffles,
+                seed=args.seed, functions=task2.METRICS))
         out["significance"] = {m: c.to_dict() for m, c in comparisons.items()}
         text += ["", format_comparison(comparisons, name, args.vs, args.shuffles)]
     print(json.dumps(out, indent=2) if args.json else "\n".join(text))

@@ -44,6 +44,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--abbreviations", metavar="FILE",
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion), tried by "
                         "the normalizer before the packaged clinical list, instead of the model's own list")
+    p.add_argument("--no-attributes", action="store_true",
+                   help="do not fill the ShARe/CLEF 2014 attributes (negation, subject, DocTime ...)")
+    p.add_argument("--context-rules", metavar="FILE",
+                   help="the site's own ConText rules (TSV, docs/attributes.md), adding to or replacing the "
+                        "packaged ones")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=run)
 
@@ -104,6 +109,18 @@ def run(args: argparse.Namespace) -> int:
             raise ShareNerError(f"{model}: this model has no normalizer; --abbreviations is for normalization")
         factory = functools.partial(load_annotator, model, site)
         identity += f" with abbreviations {hash_bytes(json.dumps(site).encode('utf-8'))[:16]}"
+    if args.no_attributes or args.context_rules:
+        if args.no_attributes and args.context_rules:
+            raise ShareNerError("--context-rules fills attributes; it cannot go with --no-attributes")
+        if args.context_rules:
+            from share_ner.attributes import load_rules
+            from share_ner.lexicons.lexicon import hash_bytes
+
+            load_rules(args.context_rules)  # a bad line is one error naming the file and line, before any work
+            identity += f" with context rules {hash_bytes(Path(args.context_rules).read_bytes())[:16]}"
+        else:
+            identity += " without attributes"
+        factory = functools.partial(factory, attributes=not args.no_attributes, context_rules=args.context_rules)
     # On Linux, workers are forked from this process once it has loaded the model, sharing its memory, unless the
     # model uses the optional dense normalizer: PyTorch's thread pool is not safe to fork. Workers that load
     # their own model do so from caches built once here beforehand.

@@ -3,6 +3,8 @@
 - ``share`` — the ShARe/CLEF pipe format, ``<doc>.pipe.txt`` (:mod:`share_ner.formats.share`)
 - ``brat`` — BRAT standoff, ``<doc>.ann`` (:mod:`share_ner.formats.brat`)
 - ``jsonl`` — JSON Lines, one note a line, ``*.jsonl`` (:mod:`share_ner.formats.jsonl`)
+- ``share2014`` — the ShARe/CLEF 2014 Task 2 pipe format with attributes, ``<doc>.pipe.txt`` too
+  (:mod:`share_ner.formats.share2014`; told from the 2013 format by its first line)
 
 :func:`read_annotations` reads a directory (searched recursively, formats may be
 mixed) or a single file into ``{doc_id: [Mention, ...]}``; a per-note file with
@@ -17,11 +19,11 @@ from typing import Iterable, Mapping
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
-from share_ner.formats import brat, jsonl, share
+from share_ner.formats import brat, jsonl, share, share2014
 from share_ner.notes import doc_id_from_path, is_gold_file, read_text_file
 
-FORMATS = ("share", "brat", "jsonl")
-SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX}
+FORMATS = ("share", "brat", "jsonl", "share2014")
+SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX, "share2014": ".pipe.txt"}
 
 # per note: the file it came from and (line number or None, mention, the file's text for it or "")
 _Located = dict[str, tuple[Path, list[tuple[int | None, Mention, str]]]]
@@ -46,6 +48,8 @@ def _sniff(path: Path) -> str:
         return "jsonl"
     if share.SEP in first:
         return "share"
+    if share2014.looks_like(first):
+        return "share2014"
     if first[:1] == "T" and "\t" in first:
         return "brat"
     if not first:
@@ -61,10 +65,22 @@ def _pipe_lines(path: Path) -> list[int]:
     return [i for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
+def _first_line(path: Path) -> str:
+    return next((line.removesuffix("\r") for line in read_text_file(path).split("\n") if line.strip()), "")
+
+
 def _read_file(path: Path, fmt: str, per_note: bool, out: _Located) -> None:
     """Read one file into ``out``; ``per_note`` files hold one note named by the file."""
     found: dict[str, list[tuple[int | None, Mention, str]]] = {}
-    if fmt == "share":
+    if fmt == "share" and share2014.looks_like(_first_line(path)):
+        fmt = "share2014"
+    if fmt == "share2014":
+        lines = _pipe_lines(path)
+        for lineno, m in zip(lines, share2014.read_share2014(path, doc_id_from_path(path) if per_note else None)):
+            found.setdefault(m.doc_id, []).append((lineno, m, ""))
+        if per_note:
+            found.setdefault(doc_id_from_path(path), [])
+    elif fmt == "share":
         if per_note:
             doc_id = doc_id_from_path(path)
             found[doc_id] = [(n, m, "") for n, m in zip(_pipe_lines(path), share.read_pipe(path, expect_doc=doc_id))]
@@ -160,6 +176,9 @@ def write_annotations(
     if fmt == "share":
         target = out_dir / share.gold_file_name(doc.id)
         share.write_pipe(target, mentions)
+    elif fmt == "share2014":
+        target = out_dir / share.gold_file_name(doc.id)
+        share2014.write_share2014(target, mentions)
     elif fmt == "brat":
         target = out_dir / brat.file_name(doc.id)
         brat.write_brat(target, mentions, doc.text)

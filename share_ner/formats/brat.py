@@ -9,9 +9,14 @@ Offsets are 0-based, end-exclusive characters of the note as stored (``\\r``
 counted); fragments of a discontiguous mention are joined by ``;`` and their
 text by one space. A text-bound annotation without a note is ``CUI-less``; a
 brat normalization line (``N1<TAB>Reference T1 UMLS:C0011849<TAB>...``) is read
-too when there is no note. Relations, events and attributes (``R``, ``E``,
-``A``, ``M``, ``*`` lines) are valid brat and are skipped. The file holds one
-note; its id is the file name without ``.ann``.
+too when there is no note. ShARe/CLEF 2014 attributes that are not the default
+are ``A`` lines naming the attribute as share-ner does and its value::
+
+    A1<TAB>negation T1 yes
+
+A file with any such line gives every mention its attributes (the default where it has no line); cue spans are
+not kept in brat. Relations, events, modifications and other attributes (``R``, ``E``, ``M``, ``*``, ``A`` with
+another name) are valid brat and are skipped. The file holds one note; its id is the file name without ``.ann``.
 """
 
 from __future__ import annotations
@@ -20,13 +25,14 @@ import re
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from share_ner.document import CUI_LESS, Mention
+from share_ner.document import ATTRIBUTE_NAMES, CUI_LESS, Attributes, Mention
 from share_ner.errors import InputError
 from share_ner.notes import atomic_write_text, doc_id_from_path, read_text_file
 
 SUFFIX = ".ann"
 _OFFSETS = re.compile(r"^(\d+) (\d+)$")
 _SKIPPED = ("R", "E", "A", "M", "*")
+_ATTRIBUTE = "expected A<n><TAB><attribute> T<n> <value>"
 _TEXT_BOUND = "expected T<n><TAB><type> <start> <end>[;<start> <end>...]<TAB><text>"
 
 
@@ -47,6 +53,8 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
     cuis: dict[str, str] = {}
     noted: set[str] = set()
     refs: list[tuple[int, str]] = []
+    attrs: dict[str, dict[str, str]] = {}
+    attr_lines: dict[str, int] = {}
     for lineno, line in _lines(text):
         if not line.strip():
             continue
@@ -69,6 +77,13 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
             if parsed is not None:
                 refs.append((lineno, parsed[0]))
                 cuis.setdefault(parsed[0], parsed[1])
+        elif ident.startswith("A") and _attribute_name(line) in ATTRIBUTE_NAMES:
+            tid, name, value = _parse_attribute(line, path, lineno)
+            if name in attrs.setdefault(tid, {}):
+                raise InputError(path, f"second {name} line for {tid}", lineno)
+            attrs[tid][name] = value
+            attr_lines.setdefault(tid, lineno)
+            refs.append((lineno, tid))
         elif not ident.startswith(_SKIPPED):
             raise InputError(
                 path, "line does not start with a brat annotation id; expected T, #, N, R, E, A, M or * then a number", lineno
@@ -77,7 +92,26 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
         if tid not in bound:
             raise InputError(path, f"note refers to {tid}, which is not a text-bound annotation of this file", lineno)
     for tid, (lineno, type_, spans, words) in bound.items():
-        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_), words
+        attributes = None
+        if attrs:
+            try:
+                attributes = Attributes.from_dict(attrs.get(tid, {}))
+            except ValueError as exc:
+                raise InputError(path, str(exc), attr_lines[tid]) from None
+        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_, attributes), words
+
+
+def _attribute_name(line: str) -> str:
+    fields = line.split("\t")
+    return fields[1].split(" ", 1)[0] if len(fields) >= 2 else ""
+
+
+def _parse_attribute(line: str, path: str | Path | None, lineno: int) -> tuple[str, str, str]:
+    fields = line.split("\t")
+    head = fields[1].split(" ")
+    if len(fields) != 2 or len(head) != 3 or not re.fullmatch(r"A\d+", fields[0]):
+        raise InputError(path, f"malformed attribute line; {_ATTRIBUTE}", lineno)
+    return head[1], head[0], head[2]
 
 
 def _parse_text_bound(line: str, path: str | Path | None, lineno: int) -> tuple[str, str, tuple[tuple[int, int], ...]]:
@@ -150,11 +184,18 @@ def _fragment_text(doc_text: str, s: int, e: int) -> str:
 def format_brat(mentions: Iterable[Mention], doc_text: str | None = None) -> str:
     """``.ann`` content: ``T<n>`` then ``#<n>`` (its CUI) for each mention; the text column is empty without ``doc_text``."""
     out = []
+    mentions = list(mentions)
     for n, m in enumerate(mentions, start=1):
         offsets = ";".join(f"{s} {e}" for s, e in m.spans)
         words = "" if doc_text is None else " ".join(_fragment_text(doc_text, s, e) for s, e in m.spans)
         out.append(f"T{n}\t{m.type} {offsets}\t{words}\n")
         out.append(f"#{n}\tAnnotatorNotes T{n}\t{m.cui}\n")
+    k = 0
+    for n, m in enumerate(mentions, start=1):
+        if m.attributes is not None:
+            for name, value in m.attributes.non_default().items():
+                k += 1
+                out.append(f"A{k}\t{name} T{n} {value}\n")
     return "".join(out)
 
 

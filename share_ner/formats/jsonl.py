@@ -8,6 +8,13 @@ Each line is one object::
 ``text`` (the note) is optional; each mention's ``text`` is its spans' words
 joined by one space, written when the note text is known and ignored when read.
 A mention's ``cui`` defaults to ``CUI-less`` and ``type`` to ``Disease_Disorder``.
+A mention whose ShARe/CLEF 2014 attributes are known carries ``"attributes"`` (``negation``, ``uncertainty``,
+``subject``, ``conditional``, ``generic``, ``course``, ``severity``, ``doctime``, ``body_location``) and, for each
+value that is not the default, its cue spans under ``"cues"``::
+
+    {"spans": [[3, 12]], "text": "pneumonia", "cui": "C0032285",
+     "attributes": {"negation": "yes", ..., "body_location": "NULL"}, "cues": {"negation": [[0, 2]]}}
+
 Offsets are 0-based, end-exclusive characters of the note as stored. When a
 line carries the note text, every span is checked against it.
 """
@@ -18,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from share_ner.document import CUI_LESS, DISORDER, Document, Mention
+from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention
 from share_ner.errors import InputError
 from share_ner.notes import atomic_write_text, read_text_file
 
@@ -121,7 +128,27 @@ def _parse_mention(
     type_ = item.get("type", DISORDER)
     if not isinstance(type_, str) or not type_:
         raise InputError(path, f"{where}: \"type\" is not a non-empty string", lineno)
-    return Mention(doc_id, tuple(pairs), cui, type_)
+    return Mention(doc_id, tuple(pairs), cui, type_, _parse_attributes(item, where, path, lineno))
+
+
+def _parse_attributes(item: dict, where: str, path: str | Path | None, lineno: int | None) -> Attributes | None:
+    raw, cues = item.get("attributes"), item.get("cues")
+    if raw is None:
+        if cues is not None:
+            raise InputError(path, f"{where}: \"cues\" without \"attributes\"", lineno)
+        return None
+    if not isinstance(raw, dict) or not (cues is None or isinstance(cues, dict)):
+        raise InputError(path, f"{where}: \"attributes\" and \"cues\" must be objects", lineno)
+    if "cues" in raw:
+        raise InputError(path, f"{where}: \"cues\" belongs beside \"attributes\", not inside it", lineno)
+    try:
+        for spans in (cues or {}).values():
+            if not isinstance(spans, list) or not all(
+                    isinstance(sp, list) and len(sp) == 2 and all(type(v) is int for v in sp) for sp in spans):
+                raise ValueError("a cue is not a list of [start, end] integer pairs")
+        return Attributes.from_dict({**raw, "cues": cues or {}})
+    except (TypeError, ValueError) as exc:
+        raise InputError(path, f"{where}: {exc}", lineno) from None
 
 
 def read_jsonl(path: str | Path) -> list[Record]:
@@ -142,6 +169,12 @@ def format_record(doc_id: str, mentions: Iterable[Mention], doc_text: str | None
         item["cui"] = m.cui
         if m.type != DISORDER:
             item["type"] = m.type
+        if m.attributes is not None:
+            attrs = m.attributes.to_dict()
+            cues = attrs.pop("cues", None)
+            item["attributes"] = attrs
+            if cues:
+                item["cues"] = cues
         items.append(item)
     obj["mentions"] = items
     return json.dumps(obj, ensure_ascii=False)

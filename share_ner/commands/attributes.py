@@ -1,0 +1,53 @@
+"""``share-ner attributes``: fill the ShARe/CLEF 2014 attributes of given mentions (Task 2a on gold spans)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from share_ner.errors import ShareNerError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "attributes", help="fill the ShARe/CLEF 2014 attributes of given mentions (Task 2a)",
+        description="Give every mention in --mentions its negation, uncertainty, subject, conditional, generic, "
+                    "course, severity and DocTime by the ConText rules (docs/attributes.md), and write one file "
+                    "per note into --out. Spans and CUIs are kept as given.")
+    parser.add_argument("text", metavar="TEXT", help="note text file or directory")
+    parser.add_argument("--mentions", required=True, metavar="PIPE",
+                        help="mentions: a pipe file, or a directory of pipe (2013 or 2014), BRAT .ann or JSON Lines "
+                             "files; every span must end within its note")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    parser.add_argument("--format", choices=("jsonl", "share2014"), default="share2014", dest="fmt",
+                        help="output format (default share2014: <doc>.pipe.txt in the 2014 Task 2 layout)")
+    parser.add_argument("--context-rules", metavar="FILE",
+                        help="the site's own ConText rules (TSV), adding to or replacing the packaged ones")
+    parser.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from share_ner.attributes import ContextMatcher
+    from share_ner.formats import read_annotations, write_annotations
+    from share_ner.notes import read_notes
+
+    context = ContextMatcher.load(args.context_rules)  # a bad rules line: one error naming the file and line
+    docs = read_notes(args.text, args.encoding)
+    mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
+    for doc_id in sorted(mentions):
+        if doc_id not in docs:
+            raise ShareNerError(f"{args.mentions}: mentions for note {doc_id} but {args.text} has no {doc_id}.txt")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    n = marked = 0
+    for doc_id in sorted(mentions):
+        filled = context.assign(docs[doc_id], mentions[doc_id])
+        write_annotations(out, docs[doc_id], filled, args.fmt)
+        n += len(filled)
+        marked += sum(1 for m in filled if m.attributes is not None and m.attributes.non_default())
+    print(f"filled the attributes of {n} mentions of {len(mentions)} notes into {out} "
+          f"({marked} with a value other than the default)", file=sys.stderr)
+    return 0

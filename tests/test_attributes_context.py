@@ -1,0 +1,212 @@
+"""ConText attributes: triggers, scope, pseudo-triggers, terminators, sections, discontiguous mentions."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from share_ner.attributes import ContextMatcher, parse_rules
+from share_ner.attributes.rules import merge_rules, packaged_rules
+from share_ner.document import Attributes, Document, Mention
+
+_MATCHER = ContextMatcher()  # the packaged rules, compiled once for every test here
+
+
+@pytest.fixture(scope="module")
+def matcher() -> ContextMatcher:
+    return _MATCHER
+
+
+def mention(text: str, *words: str, doc_id: str = "d") -> Mention:
+    """A mention of ``words`` (each a fragment, found in order in ``text``)."""
+    spans, pos = [], 0
+    for w in words:
+        i = text.index(w, pos)
+        spans.append((i, i + len(w)))
+        pos = i + len(w)
+    return Mention(doc_id, tuple(spans))
+
+
+def attrs(matcher: ContextMatcher, text: str, *mentions: Mention) -> list[Attributes]:
+    return matcher.attributes(Document("d", text), list(mentions))
+
+
+# ---------------------------------------------------------------- the medspaCy ConText failures of the issue
+
+def test_negative_for_a_slashed_pair_is_negated(matcher):
+    text = "Head CT is negative for stroke/cva."
+    (a,) = attrs(matcher, text, mention(text, "stroke/cva"))
+    assert a.negation == "yes"
+    assert text[slice(*a.cues["negation"][0])].lower() in ("negative for", "is negative for")
+
+
+def test_no_further_after_a_colon_negates(matcher):
+    text = "IMPRESSION: No further evidence of pneumonia."
+    (a,) = attrs(matcher, text, mention(text, "pneumonia"))
+    assert a.negation == "yes"
+    assert text[slice(*a.cues["negation"][0])] == "No further"
+
+
+def test_a_cue_split_around_the_mention(matcher):
+    text = "We were able to cross pneumonia off the list."
+    (a,) = attrs(matcher, text, mention(text, "pneumonia"))
+    assert a.negation == "yes"
+    assert [text[s:e] for s, e in a.cues["negation"]] == ["cross", "off"]
+    text = "We will cross the bridge when we come to it, pneumonia aside."  # the second part never follows
+    (a,) = attrs(matcher, text, mention(text, "pneumonia"))
+    assert a.negation == "no"
+
+
+def test_no_increase_is_a_pseudo_trigger(matcher):
+    text = "No increase in pain since yesterday."
+    (a,) = attrs(matcher, text, mention(text, "pain"))
+    assert a.negation == "no" and "negation" not in a.cues
+
+
+def test_but_ends_the_scope_of_denies(matcher):
+    text = "Patient denies chest pain, but reports dyspnea."
+    chest, dyspnea = attrs(matcher, text, mention(text, "chest pain"), mention(text, "dyspnea"))
+    assert chest.negation == "yes" and dyspnea.negation == "no"
+
+
+# ---------------------------------------------------------------- scope
+
+def test_forward_negation_covers_a_list_to_the_sentence_end(matcher):
+    text = "No fever, chills or night sweats. Cough is present."
+    fever, sweats, cough = attrs(matcher, text, mention(text, "fever"), mention(text, "night sweats"),
+                                 mention(text, "Cough"))
+    assert (fever.negation, sweats.negation, cough.negation) == ("yes", "yes", "no")
+
+
+def test_backward_trigger(matcher):
+    text = "Pulmonary embolism was ruled out."
+    (a,) = attrs(matcher, text, mention(text, "Pulmonary embolism"))
+    assert a.negation == "yes" and text[slice(*a.cues["negation"][0])] == "was ruled out"
+
+
+def test_nothing_found_gives_the_defaults(matcher):
+    text = "Patient has pneumonia."
+    (a,) = attrs(matcher, text, mention(text, "pneumonia"))
+    assert a == Attributes() and a.non_default() == {} and a.doctime == "overlap"
+
+
+def test_uncertainty_historical_hypothetical_family(matcher):
+    text = ("Possible pneumonia. History of DVT. Return to the ED if fever recurs. "
+            "Her mother had breast cancer.")
+    pna, dvt, fever, cancer = attrs(matcher, text, mention(text, "pneumonia"), mention(text, "DVT"),
+                                    mention(text, "fever"), mention(text, "breast cancer"))
+    assert pna.uncertainty == "yes" and pna.negation == "no"
+    assert dvt.doctime == "before" and text[slice(*dvt.cues["doctime"][0])] == "History of"
+    assert fever.conditional == "true"
+    assert cancer.subject == "family_member"
+
+
+def test_a_trigger_inside_the_mention_does_not_apply_to_it(matcher):
+    text = "Findings: no-reflow phenomenon."
+    (a,) = attrs(matcher, text, mention(text, "no-reflow phenomenon"))
+    assert a.negation == "no"
+
+
+def test_discontiguous_mention_is_reached_through_its_fragments(matcher):
+    text = "Abdomen: soft, no tenderness."
+    # abdomen ... tenderness: the trigger lies between the fragments and reaches the second
+    (a,) = attrs(matcher, text, mention(text, "Abdomen", "tenderness"))
+    assert a.negation == "yes"
+    whole = mention(text, "Abdomen")
+    (b,) = attrs(matcher, text, whole)
+    assert b.negation == "no"  # the contiguous "Abdomen" before "no" is not in its forward scope
+
+
+def test_sentence_limits(matcher):
+    text = "No fever.\nCough for three days."
+    (a,) = attrs(matcher, text, mention(text, "Cough"))
+    assert a.negation == "no"
+    text = "COMPLICATIONS:  None    DIAGNOSIS:  1) Polyp in the colon  2) Hemorrhoids"
+    (b,) = attrs(matcher, text, mention(text, "Hemorrhoids"))
+    assert b.negation == "no"
+
+
+# ---------------------------------------------------------------- sections
+
+def test_section_headers_set_subject_and_doctime(matcher):
+    text = ("FAMILY HISTORY:\nDiabetes.\nStroke.\nSOCIAL HX: Tobacco use.\n"
+            "HISTORY OF PRESENT ILLNESS: Cough.")
+    dm, stroke, tobacco, cough = attrs(matcher, text, mention(text, "Diabetes"), mention(text, "Stroke"),
+                                       mention(text, "Tobacco use"), mention(text, "Cough"))
+    # sentences after the header's own: the section, not a trigger, sets the subject
+    for a in (dm, stroke):
+        assert a.subject == "family_member" and text[slice(*a.cues["subject"][0])] == "FAMILY HISTORY:"
+    assert tobacco.doctime == "before" and text[slice(*tobacco.cues["doctime"][0])] == "SOCIAL HX:"
+    assert tobacco.subject == "patient"
+    assert cough == Attributes()  # "history of" inside the header's name is no trigger
+
+
+def test_a_sentence_trigger_wins_over_the_section(matcher):
+    text = "FAMILY HISTORY: The patient's own asthma. Father with diabetes."
+    (a,) = attrs(matcher, text, mention(text, "diabetes"))
+    assert a.subject == "family_member" and text[slice(*a.cues["subject"][0])] == "Father"
+
+
+# ---------------------------------------------------------------- rules as data
+
+def test_a_site_rule_adds_and_a_default_value_removes(matcher):
+    text = "Pneumonia excluded clinically; afebrile."
+    site = parse_rules("clinically\tnegation\tyes\tbackward\t3\n"
+                       "excluded\tnegation\tno\tbackward\n", "site.tsv")
+    custom = ContextMatcher(merge_rules(packaged_rules(), site))
+    (base,) = attrs(matcher, text, mention(text, "Pneumonia"))
+    (mine,) = attrs(custom, text, mention(text, "Pneumonia"))
+    assert base.negation == "yes" and text[slice(*base.cues["negation"][0])] == "excluded"
+    assert mine.negation == "yes" and text[slice(*mine.cues["negation"][0])] == "clinically"
+
+
+def test_window_limits_the_reach():
+    rules = parse_rules("no\tnegation\tyes\tforward\t2\n", "r.tsv")
+    m = ContextMatcher(rules)
+    text = "no sign at all of pneumonia; no real rash"
+    pna, rash = m.attributes(Document("d", text), [mention(text, "pneumonia"), mention(text, "rash")])
+    assert pna.negation == "no" and rash.negation == "yes"
+
+
+def test_matcher_pickles_with_its_rules():
+    m = ContextMatcher(parse_rules("nope\tnegation\tyes\tforward\n", "r.tsv"))
+    again = pickle.loads(pickle.dumps(m))
+    text = "nope fever"
+    (a,) = again.attributes(Document("d", text), [mention(text, "fever")])
+    assert a.negation == "yes"
+
+
+def test_assign_keeps_the_mentions_and_their_order(matcher):
+    text = "No fever. Cough."
+    ms = [mention(text, "Cough"), mention(text, "fever")]
+    out = matcher.assign(Document("d", text), ms)
+    assert out == ms and [m.attributes.negation for m in out] == ["no", "yes"]
+
+
+def test_a_note_whose_lower_case_is_longer_keeps_its_offsets(matcher):
+    text = "İstanbul trip. Denies fever."  # "İ".lower() is two characters
+    assert len(text.lower()) != len(text)
+    (a,) = attrs(matcher, text, mention(text, "fever"))
+    assert a.negation == "yes" and text[slice(*a.cues["negation"][0])] == "Denies"
+
+
+_WORDS = st.sampled_from(["no", "denies", "fever", "but", "history of", "if", ",", ".", "\n", "FAMILY HISTORY:",
+                          "not", "pain", "cross", "off", "İ", "  ", "mild", "s/p", "?", "cannot be ruled out"])
+
+
+@given(st.lists(_WORDS, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 400), st.integers(1, 20)),
+                                                         min_size=1, max_size=5))
+def test_every_mention_gets_attributes_with_cues_inside_the_note(words, raw_spans):
+    text = " ".join(words)
+    mentions = []
+    for s, n in raw_spans:
+        s = min(s, len(text) - 1)
+        mentions.append(Mention("d", ((s, min(len(text), s + n)),)))
+    out = _MATCHER.attributes(Document("d", text), mentions)
+    assert len(out) == len(mentions)
+    for a in out:
+        assert set(a.cues) == set(a.non_default())
+        assert all(0 <= s < e <= len(text) for spans in a.cues.values() for s, e in spans)
