@@ -80,3 +80,28 @@ def test_evaluate_and_compare_read_paths(tiny_model: Path, tmp_path: Path) -> No
     assert from_paths.n_gold == 23  # the fixture notes' gold mentions, counted in tests/test_train.py
     same = share_ner.compare(GOLD, tmp_path, tmp_path, shuffles=50)
     assert same["strict_f1"].diff == 0.0 and same["strict_f1"].p_value == 1.0
+
+
+def _python_blocks(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.mark.parametrize("doc,block", [("README.md", 0), ("docs/python_api.md", 0), ("docs/spacy.md", 0)])
+def test_the_documented_examples_run(doc: str, block: int, tiny_model: Path, monkeypatch, capsys) -> None:
+    """The examples run as written (here on the tiny model standing in for the default one; the outputs the docs
+    show are the default model's)."""
+    if doc.endswith("spacy.md"):
+        pytest.importorskip("spacy")
+    import share_ner.default_model
+
+    monkeypatch.setattr(share_ner.default_model, "default_model_dir", lambda: tiny_model)
+    code = _python_blocks(ROOT / doc)[block]
+    exec(compile(code, doc, "exec"), {})  # noqa: S102 - the project's own documentation
+    lines = capsys.readouterr().out.splitlines()
+    note = "The heart is enlarged. Hemoptysis and weight loss; no pleural effusion."
+    expected = share_ner.load(tiny_model)(note)
+    assert len(lines) >= len(expected) > 0

@@ -162,3 +162,19 @@ def test_a_string_model_that_is_missing_fails_on_first_use(tmp_path: Path) -> No
     nlp.add_pipe("share_ner", config={"model": str(tmp_path / "nowhere")})
     with pytest.raises(ShareNerError, match="nowhere: no such model directory"):
         nlp(Document("n", "x").text)
+
+
+def test_an_extension_name_taken_by_another_component_is_one_line(tiny_model: Path) -> None:
+    from spacy.tokens import Span
+
+    from share_ner.errors import ShareNerError
+
+    saved = Span.get_extension("fragments")
+    Span.set_extension("fragments", default=None, force=True)
+    try:
+        nlp = spacy.blank("en")
+        with pytest.raises(ShareNerError, match="Span._.fragments is already registered by another component"):
+            nlp.add_pipe("share_ner", config={"model": str(tiny_model)})
+    finally:
+        Span.set_extension("fragments", default=saved[0], method=saved[1], getter=saved[2], setter=saved[3],
+                           force=True)
