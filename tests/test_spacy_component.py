@@ -168,7 +168,9 @@ def test_an_extension_name_taken_by_another_component_is_one_line(tiny_model: Pa
     from spacy.tokens import Span
 
     from share_ner.errors import ShareNerError
+    from share_ner.spacy_component import _register_extensions
 
+    _register_extensions()
     saved = Span.get_extension("fragments")
     Span.set_extension("fragments", default=None, force=True)
     try:
@@ -176,5 +178,4 @@ def test_an_extension_name_taken_by_another_component_is_one_line(tiny_model: Pa
         with pytest.raises(ShareNerError, match="Span._.fragments is already registered by another component"):
             nlp.add_pipe("share_ner", config={"model": str(tiny_model)})
     finally:
-        Span.set_extension("fragments", default=saved[0], method=saved[1], getter=saved[2], setter=saved[3],
-                           force=True)
+        Span.set_extension("fragments", getter=saved[2], force=True)
