@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
+from collections import deque
 from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -94,8 +95,14 @@ class Annotator:
         # Under fork the workers inherit this annotator; under spawn it is pickled, i.e. re-loaded from its
         # directory once per worker.
         with context.Pool(n_process, initializer=_init_worker, initargs=(self,)) as pool:
-            for outs in pool.imap(_annotate_batch, batches):
-                yield from _unwrap(outs)
+            # at most two batches per worker in flight: a stream of notes is read as fast as it is annotated
+            pending: deque[Any] = deque()
+            for batch in batches:
+                pending.append(pool.apply_async(_annotate_batch, (batch,)))
+                if len(pending) >= 2 * n_process:
+                    yield from _unwrap(pending.popleft().get())
+            while pending:
+                yield from _unwrap(pending.popleft().get())
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (load, (str(self.model_dir),))

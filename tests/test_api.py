@@ -105,3 +105,20 @@ def test_the_documented_examples_run(doc: str, block: int, tiny_model: Path, mon
     note = "The heart is enlarged. Hemoptysis and weight loss; no pleural effusion."
     expected = share_ner.load(tiny_model)(note)
     assert len(lines) >= len(expected) > 0
+
+
+def test_pipe_reads_a_stream_only_ahead_of_the_workers(tiny_model: Path) -> None:
+    annotator = share_ner.load(tiny_model)
+    taken = []
+
+    def stream():
+        for i in range(200):
+            taken.append(i)
+            yield "Denies chest pain."
+
+    results = annotator.pipe(stream(), batch_size=2, n_process=2)
+    first = next(results)
+    assert [m.spans for m in first] == [((7, 17),)]
+    assert len(taken) <= (2 * 2 + 1) * 2  # two batches per worker in flight, and the one being read
+    assert sum(1 for _ in results) == 199
+    assert len(taken) == 200
