@@ -107,16 +107,15 @@ def split_tokens_at(doc: Doc, cuts: Iterable[int]) -> int:
     """Split every token of ``doc`` that a character offset of ``cuts`` falls strictly inside; the pieces keep
     the token's custom attribute values, and medspaCy's ``doc._.sections`` are re-indexed. Returns how many
     tokens were split."""
-    cuts = sorted(set(cuts))
-    plan: list[tuple[int, list[int]]] = []
-    for token in doc:
-        lo, hi = token.idx, token.idx + len(token.text)
-        a = bisect.bisect_right(cuts, lo)
-        b = bisect.bisect_left(cuts, hi)
-        if a < b:
-            plan.append((token.i, cuts[a:b]))
-    if not plan:
+    starts = doc.to_array("IDX").tolist()  # token start offsets, without a Python loop over the tokens
+    inside: dict[int, list[int]] = {}
+    for c in sorted(set(cuts)):
+        i = bisect.bisect_right(starts, c) - 1
+        if i >= 0 and starts[i] < c < starts[i] + len(doc[i].text):
+            inside.setdefault(i, []).append(c)
+    if not inside:
         return 0
+    plan = sorted(inside.items())
     n_before = len(doc)
     extras = [0] * (n_before + 1)  # extras[i]: tokens added before old token i
     for i, inner in plan:
