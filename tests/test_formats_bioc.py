@@ -155,3 +155,14 @@ def test_tag_writes_bioc_that_reads_back_as_the_pipeline(tiny_model: Path, tmp_p
     assert sorted(p.name for p in out.glob("*.bioc.json")) == sorted(f"{d}.bioc.json" for d in notes)
     assert read_annotations(out, notes) == expected
     assert any(m.is_discontiguous for ms in expected.values() for m in ms)
+
+
+def test_tag_refuses_bioc_for_a_csv_export(tmp_path: Path, capsys) -> None:
+    from test_mimic import NOTE_3, mimic3_csv, write
+
+    (tmp_path / "model").mkdir()
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
+    assert main(["tag", str(csv_path), "--model", str(tmp_path / "model"), "--format", "bioc",
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "BioC output needs one file per note" in err
