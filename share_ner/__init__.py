@@ -15,9 +15,14 @@ Names other than those of ``__all__`` are internals and may change.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention, Sentence, Token  # noqa: F401
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time these load on first use (__getattr__)
+    from share_ner.api import Annotator, Comparison, Scores, compare, evaluate, load  # noqa: F401
+    from share_ner.formats import read_annotations, write_annotations  # noqa: F401
+    from share_ner.notes import read_notes  # noqa: F401
 
 __version__ = "0.1.0"
 

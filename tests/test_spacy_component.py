@@ -179,3 +179,27 @@ def test_an_extension_name_taken_by_another_component_is_one_line(tiny_model: Pa
             nlp.add_pipe("share_ner", config={"model": str(tiny_model)})
     finally:
         Span.set_extension("fragments", getter=saved[2], force=True)
+
+
+def test_attributes_and_cues_reach_the_spans(nlp) -> None:
+    from share_ner.document import Attributes, Mention
+
+    note = "No chest pain; mild edema."
+    negated = Attributes(negation="yes", cues={"negation": ((0, 2),)})
+    mentions = [Mention("text", ((3, 13),), "C0008031", attributes=negated), Mention("text", ((20, 25),), "C0013604")]
+
+    class Fixed:  # an annotator whose model computes attributes
+        def __call__(self, text: str) -> list[Mention]:
+            assert text == note
+            return mentions
+
+    component = nlp.get_pipe("share_ner")
+    saved, component._annotator = component._annotator, Fixed()
+    try:
+        doc = nlp(note)
+    finally:
+        component._annotator = saved
+    first, second = doc.spans["share_ner"]
+    assert first._.attributes == negated.to_dict() and first._.attributes["cues"] == {"negation": [[0, 2]]}
+    assert second._.attributes is None
+    assert Attributes.from_dict(first._.attributes) == negated
