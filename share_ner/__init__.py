@@ -3,10 +3,71 @@
 The ShARe/CLEF eHealth 2013 Task 1 setting: find disorder mentions (Task 1a),
 including discontiguous ones, and map each to a UMLS CUI from SNOMED CT or
 mark it ``CUI-less`` (Task 1b).
+
+The public API is :data:`__all__` (documented in :mod:`share_ner.api`)::
+
+    import share_ner
+    annotator = share_ner.load()          # the built-in default model
+    mentions = annotator("Denies chest pain.")
+
+Names other than those of ``__all__`` are internals and may change.
 """
 
-from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence, Token
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention, Sentence, Token  # noqa: F401
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time these load on first use (__getattr__)
+    from share_ner.api import Annotator, Comparison, Scores, compare, evaluate, load  # noqa: F401
+    from share_ner.formats import read_annotations, write_annotations  # noqa: F401
+    from share_ner.notes import read_notes  # noqa: F401
 
 __version__ = "0.1.0"
 
-__all__ = ["CUI_LESS", "DISORDER", "Document", "Mention", "Sentence", "Token", "__version__"]
+# Loaded on first use, so that ``import share_ner`` stays fast (the API pulls in numpy, scipy and the formats).
+_LAZY = {
+    "Annotator": "share_ner.api",
+    "Comparison": "share_ner.api",
+    "Scores": "share_ner.api",
+    "compare": "share_ner.api",
+    "evaluate": "share_ner.api",
+    "load": "share_ner.api",
+    "read_annotations": "share_ner.formats",
+    "write_annotations": "share_ner.formats",
+    "read_notes": "share_ner.notes",
+}
+
+__all__ = [
+    "Annotator",
+    "Attributes",
+    "CUI_LESS",
+    "Comparison",
+    "DISORDER",
+    "Document",
+    "Mention",
+    "Scores",
+    "__version__",
+    "compare",
+    "evaluate",
+    "load",
+    "read_annotations",
+    "read_notes",
+    "write_annotations",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'share_ner' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -50,7 +50,7 @@ from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
 
-FORMATS = ("share", "brat", "jsonl")
+FORMATS = ("share", "brat", "jsonl", "bioc")
 DEFAULT_SHARD_SIZE = 1000
 REJECTS_NAME = "rejects.tsv"
 SUMMARY_NAME = "summary.json"
@@ -534,9 +534,10 @@ class _Runner:
                 raise InputError(inp.path, "no such file or directory")
             if inp.is_csv:
                 read_header(inp.path, opt.encoding)  # a CSV without its text column fails now, not hours later
-                if opt.fmt == "brat" and opt.out is not None:
+                if opt.fmt in ("brat", "bioc") and opt.out is not None:
+                    name = {"brat": "BRAT", "bioc": "BioC"}[opt.fmt]
                     raise ShareNerError(
-                        f"{inp.path}: BRAT output needs one file per note; for a CSV export use --format jsonl or share"
+                        f"{inp.path}: {name} output needs one file per note; for a CSV export use --format jsonl or share"
                     )
         if opt.out is None:
             sink = _StreamSink(self.stdout)

@@ -5,11 +5,12 @@
 - ``jsonl`` — JSON Lines, one note a line, ``*.jsonl`` (:mod:`share_ner.formats.jsonl`)
 - ``share2014`` — the ShARe/CLEF 2014 Task 2 pipe format with attributes, ``<doc>.pipe.txt`` too
   (:mod:`share_ner.formats.share2014`; told from the 2013 format by its first line)
+- ``bioc`` — BioC JSON, a collection of notes, ``*.bioc.json`` (:mod:`share_ner.formats.bioc`)
 
 :func:`read_annotations` reads a directory (searched recursively, formats may be
 mixed) or a single file into ``{doc_id: [Mention, ...]}``; a per-note file with
 no mentions is a note with no mentions. :func:`write_annotations` writes one
-note's mentions in any of the three formats; reading back gives the same mentions.
+note's mentions in any of these formats; reading back gives the same mentions.
 """
 
 from __future__ import annotations
@@ -19,18 +20,19 @@ from typing import Iterable, Mapping
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
-from share_ner.formats import brat, jsonl, share, share2014
+from share_ner.formats import bioc, brat, jsonl, share, share2014
 from share_ner.notes import doc_id_from_path, is_gold_file, read_text_file
 
-FORMATS = ("share", "brat", "jsonl", "share2014")
-SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX, "share2014": ".pipe.txt"}
+FORMATS = ("share", "brat", "jsonl", "share2014", "bioc")
+SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX, "share2014": ".pipe.txt",
+            "bioc": bioc.SUFFIX}
 
 # per note: the file it came from and (line number or None, mention, the file's text for it or "")
 _Located = dict[str, tuple[Path, list[tuple[int | None, Mention, str]]]]
 
 
 def format_of(path: str | Path) -> str | None:
-    """The format a file name announces (``share``, ``brat``, ``jsonl``), or None."""
+    """The format a file name announces (``share``, ``brat``, ``jsonl``, ``bioc``), or None."""
     path = Path(path)
     if is_gold_file(path):
         return "share"
@@ -38,6 +40,8 @@ def format_of(path: str | Path) -> str | None:
         return "brat"
     if path.name.endswith(jsonl.SUFFIX):
         return "jsonl"
+    if bioc.is_bioc_name(path.name):
+        return "bioc"
     return None
 
 
@@ -45,7 +49,7 @@ def _sniff(path: Path) -> str:
     text = read_text_file(path)
     first = next((line for line in text.split("\n") if line.strip()), "")
     if first.lstrip().startswith("{"):
-        return "jsonl"
+        return "bioc" if bioc.looks_like_bioc(text) else "jsonl"
     if share.SEP in first:
         return "share"
     if share2014.looks_like(first):
@@ -53,9 +57,10 @@ def _sniff(path: Path) -> str:
     if first[:1] == "T" and "\t" in first:
         return "brat"
     if not first:
-        raise InputError(path, "empty file of unknown format; name it <doc>.pipe.txt, <doc>.ann or *.jsonl")
+        raise InputError(path, "empty file of unknown format; name it <doc>.pipe.txt, <doc>.ann, *.jsonl or "
+                               "*.bioc.json")
     raise InputError(
-        path, "not a pipe (doc.txt||Disease_Disorder||...), BRAT (T1<TAB>...) or JSON Lines ({...}) file", 1
+        path, "not a pipe (doc.txt||Disease_Disorder||...), BRAT (T1<TAB>...), JSON Lines ({...}) or BioC JSON file", 1
     )
 
 
@@ -90,6 +95,9 @@ def _read_file(path: Path, fmt: str, per_note: bool, out: _Located) -> None:
     elif fmt == "brat":
         doc_id = doc_id_from_path(path)
         found[doc_id] = list(brat.iter_ann(read_text_file(path), doc_id, path))
+    elif fmt == "bioc":
+        for doc in bioc.read_bioc(path):
+            found[doc.doc_id] = [(None, m, w) for m, w in zip(doc.mentions, doc.mention_texts)]
     else:
         for rec in jsonl.read_jsonl(path):
             found[rec.doc_id] = [(rec.line, m, w) for m, w in zip(rec.mentions, rec.mention_texts)]
@@ -110,11 +118,12 @@ def annotation_files(path: str | Path) -> list[Path]:
 
 
 def read_annotations(path: str | Path, notes: Mapping[str, Document] | None = None) -> dict[str, list[Mention]]:
-    """Mentions keyed by note id from a directory or a single file of pipe / ``.ann`` / ``.jsonl`` annotations.
+    """Mentions keyed by note id from a directory or a single file of pipe / ``.ann`` / ``.jsonl`` / ``.bioc.json``
+    annotations.
 
     A single file of unknown suffix is recognised by its first line. With
     ``notes``, every span of a note found there is checked to end within its
-    text, and the mention text a BRAT or JSON Lines file carries must be the
+    text, and the mention text a BRAT, JSON Lines or BioC file carries must be the
     note's text at those offsets (whitespace aside) — offsets counted on a copy
     with ``\r\n`` turned into ``\n`` are caught this way. Errors name the
     annotation file and line, never the text.
@@ -127,7 +136,7 @@ def read_annotations(path: str | Path, notes: Mapping[str, Document] | None = No
     elif path.is_dir():
         files = annotation_files(path)
         if not files:
-            raise InputError(path, "no annotation files (*.pipe.txt, *.ann, *.jsonl) in this directory")
+            raise InputError(path, "no annotation files (*.pipe.txt, *.ann, *.jsonl, *.bioc.json) in this directory")
         for p in files:
             _read_file(p, format_of(p) or "share", per_note=True, out=located)
     else:
@@ -163,9 +172,10 @@ def check_offsets(located: _Located, notes: Mapping[str, Document]) -> None:
 def write_annotations(
     out_dir: str | Path, doc: Document, mentions: Iterable[Mention], fmt: str, *, with_text: bool = False
 ) -> Path:
-    """Write one note's mentions as ``<doc>.pipe.txt``, ``<doc>.ann`` or ``<doc>.jsonl`` in ``out_dir``.
+    """Write one note's mentions as ``<doc>.pipe.txt``, ``<doc>.ann``, ``<doc>.jsonl`` or ``<doc>.bioc.json`` in
+    ``out_dir``.
 
-    With ``with_text`` the note text travels too: in the JSON line, or as
+    With ``with_text`` the note text travels too: in the JSON line or the BioC passage, or as
     ``<doc>.txt`` beside the ``.ann`` (brat needs it to display the note).
     Returns the annotation file's path.
     """
@@ -185,6 +195,9 @@ def write_annotations(
         if with_text:
             with open(out_dir / f"{doc.id}.txt", "w", encoding="utf-8", newline="") as f:
                 f.write(doc.text)
+    elif fmt == "bioc":
+        target = out_dir / bioc.file_name(doc.id)
+        bioc.write_bioc(target, [(doc.id, mentions, doc.text)], with_text=with_text)
     else:
         target = out_dir / jsonl.file_name(doc.id)
         jsonl.write_jsonl(target, [(doc.id, mentions, doc.text)], with_text=with_text)
