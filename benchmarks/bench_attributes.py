@@ -10,14 +10,18 @@ the 2014 attributes: negated <-> negation=yes, historical <-> doctime=before, "n
 - medspaCy 1.3.1's ConText with its default rules, in the same run: ``spacy.blank("en")`` with the pipes
   ``medspacy_pyrush`` and ``medspacy_context``, the span set as ``doc.ents``; its CPU time is that of PyRuSH and
   ConText (tokenizing the note is left out). medspaCy pins spaCy below 3.8, so it runs in a Python of its own
-  (``--medspacy-python``, a virtual environment with ``pip install 'share-ner[bench]'``); without one the row
-  is left out;
+  (``--medspacy-python``; the ``peers`` extra, never installed into the project's environment); without one the
+  row is left out;
 - end-to-end ``share-ner tag`` on a sample of MTSamples notes, with attributes and with ``--no-attributes``
   (each twice, alternating; the lower CPU time of each kept), tokens per CPU second.
 
-Prints a table and writes ``benchmarks/results/attributes.md``::
+Prints a table and writes ``benchmarks/results/attributes.md``; from the repository root::
 
-    nice python benchmarks/bench_attributes.py [--data DIR] [--medspacy-python PY] [--notes N] [--out FILE]
+    python -m venv ../venv-peers
+    ../venv-peers/bin/pip install '.[peers]'
+    nice python benchmarks/bench_attributes.py --medspacy-python ../venv-peers/bin/python
+
+(other options: ``--data DIR``, ``--notes N``, ``--out FILE``).
 
 Corpora come from ``--data``, else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
 """
