@@ -126,7 +126,7 @@ def medspacy_worker() -> None:
         ent = doc.ents[0] if doc.ents else None
         out.append({
             "negation": "yes" if ent is not None and ent._.is_negated else "no",
-            "doctime": "before" if ent is not None and ent._.is_historical else "overlap",
+            "doctime": "before" if ent is not None and ent._.is_historical else "unknown",
             "conditional": "true" if ent is not None and ent._.is_hypothetical else "false",
             "subject": "family_member" if ent is not None and ent._.is_family else "patient",
         })

@@ -27,7 +27,7 @@ ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
     "generic": ("false", "true"),
     "course": ("unmarked", "changed", "increased", "decreased", "improved", "worsened", "resolved"),
     "severity": ("unmarked", "slight", "moderate", "severe"),
-    "doctime": ("overlap", "before", "before_overlap", "after", "unknown"),  # the 2014 default: overlap
+    "doctime": ("unknown", "before", "after", "overlap", "before_overlap"),
 }
 BODY_LOCATION_NULL = "NULL"
 ATTRIBUTE_NAMES: tuple[str, ...] = (*ATTRIBUTE_VALUES, "body_location")
@@ -49,7 +49,7 @@ class Attributes:
     generic: str = "false"
     course: str = "unmarked"
     severity: str = "unmarked"
-    doctime: str = "overlap"
+    doctime: str = "unknown"
     body_location: str = BODY_LOCATION_NULL
     cues: Mapping[str, tuple[Span, ...]] = field(default_factory=dict)
 

@@ -90,7 +90,7 @@ def test_backward_trigger(matcher):
 def test_nothing_found_gives_the_defaults(matcher):
     text = "Patient has pneumonia."
     (a,) = attrs(matcher, text, mention(text, "pneumonia"))
-    assert a == Attributes() and a.non_default() == {} and a.doctime == "overlap"
+    assert a == Attributes() and a.non_default() == {} and a.doctime == "unknown"
 
 
 def test_uncertainty_historical_hypothetical_family(matcher):
