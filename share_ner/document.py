@@ -69,11 +69,19 @@ class Attributes:
             out["body_location"] = self.body_location
         return out
 
+    def values(self) -> dict[str, str]:
+        """Every attribute's value, in :data:`ATTRIBUTE_NAMES` order (no cues)."""
+        return {n: getattr(self, n) for n in ATTRIBUTE_NAMES}
+
+    def cue_lists(self) -> dict[str, list[list[int]]]:
+        """The cues, JSON-ready: name -> list of ``[start, end]``."""
+        return {n: [list(sp) for sp in spans] for n, spans in self.cues.items()}
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: every attribute's value, plus ``cues`` (name -> list of ``[start, end]``) when there are any."""
-        out: dict[str, Any] = {n: getattr(self, n) for n in ATTRIBUTE_NAMES}
+        """JSON-ready: :meth:`values`, plus ``cues`` (:meth:`cue_lists`) when there are any."""
+        out: dict[str, Any] = self.values()
         if self.cues:
-            out["cues"] = {n: [list(sp) for sp in spans] for n, spans in self.cues.items()}
+            out["cues"] = self.cue_lists()
         return out
 
     @classmethod
