@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -40,7 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from _common import data_dir, write_results
+
 RESULTS = Path(__file__).resolve().parent / "results" / "attributes.md"
 PASSES = 5  # the attribute step is timed over this many passes over the kit (the fastest kept)
 
@@ -51,10 +51,6 @@ TARGETS = {
     "hypothetical": (lambda r: r["temporality"] == "not particular", lambda a: a["conditional"] == "true"),
     "experiencer": (lambda r: r["experiencer"] != "patient", lambda a: a["subject"] != "patient"),
 }
-
-
-def data_dir(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("SHARE_NER_DATA") or REPO.parent / "shared" / "data")
 
 
 def read_kit(root: Path) -> list[dict[str, Any]]:
@@ -268,9 +264,7 @@ def main() -> None:
         " --medspacy-python PY" if args.medspacy_python else "") + (
         f" --notes {args.notes}" if args.notes != 500 else "")
     text = markdown(len(rows), ours, speed, med, med_speed, med_version, tag, command)
-    print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text, encoding="utf-8")
+    write_results(args.out, text)
 
 
 if __name__ == "__main__":
