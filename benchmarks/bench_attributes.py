@@ -10,14 +10,18 @@ the 2014 attributes: negated <-> negation=yes, historical <-> doctime=before, "n
 - medspaCy 1.3.1's ConText with its default rules, in the same run: ``spacy.blank("en")`` with the pipes
   ``medspacy_pyrush`` and ``medspacy_context``, the span set as ``doc.ents``; its CPU time is that of PyRuSH and
   ConText (tokenizing the note is left out). medspaCy pins spaCy below 3.8, so it runs in a Python of its own
-  (``--medspacy-python``, a virtual environment with ``pip install 'share-ner[bench]'``); without one the row
-  is left out;
+  (``--medspacy-python``; the ``peers`` extra, never installed into the project's environment); without one the
+  row is left out;
 - end-to-end ``share-ner tag`` on a sample of MTSamples notes, with attributes and with ``--no-attributes``
   (each twice, alternating; the lower CPU time of each kept), tokens per CPU second.
 
-Prints a table and writes ``benchmarks/results/attributes.md``::
+Prints a table and writes ``benchmarks/results/attributes.md``; from the repository root::
 
-    nice python benchmarks/bench_attributes.py [--data DIR] [--medspacy-python PY] [--notes N] [--out FILE]
+    python -m venv ../venv-peers
+    ../venv-peers/bin/pip install '.[peers]'
+    nice python benchmarks/bench_attributes.py --medspacy-python ../venv-peers/bin/python
+
+(other options: ``--data DIR``, ``--notes N``, ``--out FILE``).
 
 Corpora come from ``--data``, else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
 """
@@ -27,7 +31,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -36,7 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from _common import data_dir, write_results
+
 RESULTS = Path(__file__).resolve().parent / "results" / "attributes.md"
 PASSES = 5  # the attribute step is timed over this many passes over the kit (the fastest kept)
 
@@ -47,10 +51,6 @@ TARGETS = {
     "hypothetical": (lambda r: r["temporality"] == "not particular", lambda a: a["conditional"] == "true"),
     "experiencer": (lambda r: r["experiencer"] != "patient", lambda a: a["subject"] != "patient"),
 }
-
-
-def data_dir(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("SHARE_NER_DATA") or REPO.parent / "shared" / "data")
 
 
 def read_kit(root: Path) -> list[dict[str, Any]]:
@@ -122,7 +122,7 @@ def medspacy_worker() -> None:
         ent = doc.ents[0] if doc.ents else None
         out.append({
             "negation": "yes" if ent is not None and ent._.is_negated else "no",
-            "doctime": "before" if ent is not None and ent._.is_historical else "overlap",
+            "doctime": "before" if ent is not None and ent._.is_historical else "unknown",
             "conditional": "true" if ent is not None and ent._.is_hypothetical else "false",
             "subject": "family_member" if ent is not None and ent._.is_family else "patient",
         })
@@ -264,9 +264,7 @@ def main() -> None:
         " --medspacy-python PY" if args.medspacy_python else "") + (
         f" --notes {args.notes}" if args.notes != 500 else "")
     text = markdown(len(rows), ours, speed, med, med_speed, med_version, tag, command)
-    print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text, encoding="utf-8")
+    write_results(args.out, text)
 
 
 if __name__ == "__main__":

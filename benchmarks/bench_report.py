@@ -13,7 +13,6 @@ browser's CPU time is recorded. Corpora come from ``--data``, ``$SHARE_NER_DATA`
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import shutil
 import subprocess
@@ -23,14 +22,11 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-REPO = Path(__file__).resolve().parent.parent
+from _common import REPO, data_dir, write_results
+
 RESULTS = REPO / "benchmarks" / "results" / "report.md"
 COPIES = 27
 LIMIT_BYTES = 5_000_000
-
-
-def _data_dir(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("SHARE_NER_DATA") or REPO.parent / "shared" / "data")
 
 
 def _default_predictions(docs: Mapping[str, Any]) -> dict[str, list]:
@@ -97,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from share_ner.formats import read_annotations
     from share_ner.notes import read_notes
 
-    base = _data_dir(args.data) / "chia" / "test"
+    base = data_dir(args.data) / "chia" / "test"
     docs = read_notes(base / "text")
     gold = read_annotations(base / "gold", docs)
     texts = {d: doc.text for d, doc in docs.items()}
@@ -141,9 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{r.get('notes_cpu', float('nan')):.2f} | {r.get('note_cpu', float('nan')):.2f} | "
             f"{'yes' if r.get('rendered') else 'not measured' if 'rendered' not in r else 'NO'} |")
     text = "\n".join(lines) + "\n"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(text)
+    write_results(args.out, text)
     return 0
 
 

@@ -21,17 +21,13 @@ Corpora come from ``--data``, else ``$SHARE_NER_DATA``, else ``<repo>/../shared/
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from _common import data_dir, write_results
+
 RESULTS = Path(__file__).resolve().parent / "results" / "spacy.md"
-
-
-def data_dir(arg: str | None) -> Path:
-    return Path(arg or os.environ.get("SHARE_NER_DATA") or REPO.parent / "shared" / "data")
 
 
 def corpora(data: Path, n_mtsamples: int) -> dict[str, list]:
@@ -114,9 +110,7 @@ def main(argv: list[str] | None = None) -> int:
               "that fall strictly inside a token of `spacy.blank(\"en\")`'s tokenizer; the component splits "
               "those tokens."]
     text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
+    write_results(args.out, text)
     return 0
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from share_ner.document import ATTRIBUTE_NAMES, ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Mention
 from share_ner.eval.counting import ratio
+from share_ner.eval.significance import Comparison, approximate_randomization
 
 # per attribute: agreements, agreements on a value other than the default, gold not default, predicted not default
 _PER = ("correct", "tp", "gold_pos", "pred_pos")
@@ -122,6 +123,14 @@ class AttributeScores:
 def score_attributes(gold: Mapping[str, Sequence[Mention]], pred: Mapping[str, Sequence[Mention]]
                      ) -> AttributeScores:
     return AttributeScores(count_corpus(gold, pred))
+
+
+def compare_attributes(gold: Mapping[str, Sequence[Mention]], pred_a: Mapping[str, Sequence[Mention]],
+                       pred_b: Mapping[str, Sequence[Mention]], *, n_shuffles: int = 10_000,
+                       seed: int | None = 0) -> dict[str, Comparison]:
+    """System ``a`` against ``b`` on every metric of :data:`METRICS`, by approximate randomization over notes."""
+    return approximate_randomization(count_corpus(gold, pred_a), count_corpus(gold, pred_b), n_shuffles=n_shuffles,
+                                     seed=seed, functions=METRICS)
 
 
 def format_attribute_scores(scores: AttributeScores) -> str:

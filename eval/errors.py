@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from share_ner.document import ATTRIBUTE_NAMES, CUI_LESS, Mention
+from share_ner.document import CUI_LESS, Mention
 from share_ner.eval.counting import count_corpus
 from share_ner.eval.matching import relaxed_pairs, strict_pairs
 
@@ -238,58 +238,14 @@ def frequent_strings(
     return out
 
 
-@dataclass(frozen=True)
-class AttributeAccuracy:
-    """One attribute over the strict pairs whose gold mention carries attributes.
-
-    ``correct`` / ``compared``: pairs where the prediction carries attributes too and the value agrees;
-    ``not_predicted``: pairs whose prediction carries no attributes (left out of the accuracy).
-    """
-
-    name: str
-    correct: int
-    compared: int
-    not_predicted: int
-
-    @property
-    def accuracy(self) -> float:
-        return self.correct / self.compared if self.compared else 0.0
-
-
-def attribute_accuracy(summary: ErrorSummary) -> list[AttributeAccuracy]:
-    """Per-attribute accuracy on the strict pairs (correct CUI or not); empty when no gold mention has attributes."""
-    pairs = [
-        (n.gold[i], n.pred[j])
-        for n in summary.notes
-        for i, j in list(n.correct) + [(e.gold, e.pred) for e in n.errors if e.kind in _CUI_KINDS]
-    ]
-    with_gold = [(g, p) for g, p in pairs if g.attributes is not None]
-    if not with_gold:
-        return []
-    compared = [(g, p) for g, p in with_gold if p.attributes is not None]
-    return [
-        AttributeAccuracy(
-            name,
-            sum(getattr(g.attributes, name) == getattr(p.attributes, name) for g, p in compared),
-            len(compared),
-            len(with_gold) - len(compared),
-        )
-        for name in ATTRIBUTE_NAMES
-    ]
-
-
-_CUI_KINDS = ("wrong_cui", "cui_for_cui_less", "cui_less_for_cui")
-
 __all__ = [
     "BOUNDARY_DETAILS",
     "DISCONTIGUOUS_DETAILS",
     "ERROR_KINDS",
     "KIND_LABELS",
-    "AttributeAccuracy",
     "ErrorSummary",
     "MentionError",
     "NoteErrors",
-    "attribute_accuracy",
     "classify_corpus",
     "classify_note",
     "frequent_strings",

@@ -20,10 +20,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from share_ner import __version__
-from share_ner.document import Mention
+from share_ner.document import ATTRIBUTE_NAMES, Mention
 from share_ner.errors import InputError, ShareNerError
+from share_ner.eval import attributes as task2
 from share_ner.eval.counting import METRICS, N_GOLD, N_PRED
-from share_ner.eval.errors import ERROR_KINDS, KIND_LABELS, attribute_accuracy, classify_corpus, frequent_strings
+from share_ner.eval.errors import ERROR_KINDS, KIND_LABELS, classify_corpus, frequent_strings
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import approximate_randomization
 from share_ner.formats import annotation_files, format_of
@@ -123,12 +124,14 @@ def report_data(
     title: str = "share-ner error analysis",
 ) -> dict[str, Any]:
     """Everything the page shows, JSON-ready. ``systems``: one or two (name -> predictions); with two, each
-    metric's difference is tested by approximate randomization over notes."""
+    metric's difference is tested by approximate randomization over notes. When gold mentions carry attributes,
+    each system has the Task 2a scores of :mod:`share_ner.eval.attributes` (as ``share-ner evaluate``), else None."""
     if not 1 <= len(systems) <= 2:
         raise ShareNerError(f"a report shows one or two systems, not {len(systems)}")
     groups = dict(groups or {})
     names = list(systems)
     scored = {n: score(gold, p, allow_extra=allow_extra) for n, p in systems.items()}
+    with_attributes = task2.has_attributes(gold)
     summaries = {n: classify_corpus(gold, p, allow_extra=allow_extra) for n, p in systems.items()}
     doc_ids = scored[names[0]].counts.doc_ids
     present = {groups.get(d, NO_GROUP) for d in doc_ids}
@@ -147,11 +150,7 @@ def report_data(
             "kinds": summ.by_kind(),
             "details": {k: summ.by_detail(k) for k in ("boundary", "discontiguous")},
             "strings": frequent_strings(summ, texts, top=top_strings) if texts is not None else {},
-            "attributes": [
-                {"name": a.name, "correct": a.correct, "compared": a.compared, "not_predicted": a.not_predicted,
-                 "accuracy": a.accuracy}
-                for a in attribute_accuracy(summ)
-            ],
+            "attributes": task2.score_attributes(gold, systems[n]).to_dict() if with_attributes else None,
             "n_correct": summ.n_correct,
             "relaxed_gap": summ.relaxed_gap,
             "by_group": _group_f1(sc, groups, group_names),
@@ -159,8 +158,10 @@ def report_data(
     significance = None
     if len(names) == 2:
         a, b = (scored[n].counts.table for n in names)
-        significance = {m: c.to_dict() for m, c in
-                        approximate_randomization(a, b, n_shuffles=n_shuffles, seed=seed).items()}
+        comparisons = approximate_randomization(a, b, n_shuffles=n_shuffles, seed=seed)
+        if with_attributes:
+            comparisons.update(task2.compare_attributes(gold, *systems.values(), n_shuffles=n_shuffles, seed=seed))
+        significance = {m: c.to_dict() for m, c in comparisons.items()}
 
     notes = []
     per_sys = [{ne.doc_id: ne for ne in summaries[n].notes} for n in names]
@@ -246,26 +247,47 @@ def _scores_table(data: Mapping[str, Any]) -> str:
 
 
 def _attributes_table(data: Mapping[str, Any]) -> str:
+    """Task 2a, as ``share-ner evaluate`` scores it: per attribute accuracy, and P/R/F1 of its values other than
+    the default; with two systems, each metric's p-value."""
     systems = data["systems"]
-    if not any(s["attributes"] for s in systems):
-        return ("<p class='small' id='attributes-none'>Attribute accuracy: the gold mentions carry no attributes "
-                "(negation, subject, DocTime …); it is shown here when they do.</p>")
-    names = [a["name"] for a in next(s["attributes"] for s in systems if s["attributes"])]
-    head = "".join(f"<th>{_e(s['name'])}</th>" for s in systems)
+    if systems[0]["attributes"] is None:
+        return ("<p class='small' id='attributes-none'>Attributes (Task 2a): the gold mentions carry none "
+                "(negation, subject, DocTime …); their scores are shown here when they do.</p>")
+    sig = data["significance"]
+    keys = ("accuracy", "precision", "recall", "f1")
+    labels = ("accuracy", "P", "R", "F1")
+    top = "".join(f"<th colspan='4'>{_e(s['name'])}</th>" for s in systems)
+    sub = "".join(f"<th>{k}</th>" for _ in systems for k in labels)
+    if sig:
+        top += "<th colspan='4'>p (A − B)</th>"
+        sub += "".join(f"<th>{k}</th>" for k in labels)
     rows = []
-    for k, name in enumerate(names):
+    for name in (*ATTRIBUTE_NAMES, "overall"):
         cells = []
         for s in systems:
-            if not s["attributes"]:
-                cells.append("<td>–</td>")
+            r = s["attributes"][name]
+            cells.append(f"<td>{_f(r['accuracy'])}</td>")
+            if name == "overall":
+                cells.append("<td colspan='3'></td>")
                 continue
-            a = s["attributes"][k]
-            extra = f", {a['not_predicted']} not predicted" if a["not_predicted"] else ""
-            cells.append(f"<td>{_f(a['accuracy'])} <span class='small'>({a['correct']}/{a['compared']}"
-                         f"{extra})</span></td>")
-        rows.append(f"<tr><th scope='row'>{_e(name)}</th>{''.join(cells)}</tr>")
-    return (f"<h3>Attribute accuracy (strict matches)</h3><table class='scores' id='attributes'><thead><tr><th>"
-            f"</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+            counts = (f"{r['tp']} agree of {r['gold_pos']} gold and {r['pred_pos']} predicted values other than "
+                      f"the default")
+            # a ratio over no values at all (0 / 0, scored 0) is shown as a dash
+            defined = (r["pred_pos"], r["gold_pos"], r["gold_pos"] + r["pred_pos"])
+            cells += [f"<td title='{_e(counts)}'>{_f(r[k]) if d else '–'}</td>" for k, d in zip(keys[1:], defined)]
+        if sig:
+            for k in keys:
+                c = sig.get(f"attributes.{name}.{k}")
+                cells.append(f"<td class='p'>{c['p_value']:.4f}</td>" if c else "<td></td>")
+        rows.append(f"<tr class='{'key' if name == 'overall' else ''}'><th scope='row'>{_e(name)}</th>"
+                    f"{''.join(cells)}</tr>")
+    n = ", ".join(f"{_e(s['name'])} {s['attributes']['overall']['n']}" for s in systems)
+    note = (f"<p class='small'>Over the gold mentions that carry attributes paired with a prediction of the same "
+            f"spans ({n}); a prediction without attributes counts as the defaults. P/R/F1: the values other than "
+            f"the default (hover a cell for its counts; – where there are none); overall: the mean of the nine accuracies. "
+            f"Definitions: docs/attributes.md.</p>")
+    return (f"<h3>Attributes (Task 2a)</h3><table class='scores' id='attributes'><thead><tr><th rowspan='2'></th>"
+            f"{top}</tr><tr>{sub}</tr></thead><tbody>{''.join(rows)}</tbody></table>{note}")
 
 
 def _bar_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, str, Sequence[float]]],

@@ -27,7 +27,7 @@ ATTRIBUTE_VALUES: dict[str, tuple[str, ...]] = {
     "generic": ("false", "true"),
     "course": ("unmarked", "changed", "increased", "decreased", "improved", "worsened", "resolved"),
     "severity": ("unmarked", "slight", "moderate", "severe"),
-    "doctime": ("overlap", "before", "before_overlap", "after", "unknown"),  # the 2014 default: overlap
+    "doctime": ("unknown", "before", "after", "overlap", "before_overlap"),
 }
 BODY_LOCATION_NULL = "NULL"
 ATTRIBUTE_NAMES: tuple[str, ...] = (*ATTRIBUTE_VALUES, "body_location")
@@ -49,7 +49,7 @@ class Attributes:
     generic: str = "false"
     course: str = "unmarked"
     severity: str = "unmarked"
-    doctime: str = "overlap"
+    doctime: str = "unknown"
     body_location: str = BODY_LOCATION_NULL
     cues: Mapping[str, tuple[Span, ...]] = field(default_factory=dict)
 
@@ -69,11 +69,19 @@ class Attributes:
             out["body_location"] = self.body_location
         return out
 
+    def values(self) -> dict[str, str]:
+        """Every attribute's value, in :data:`ATTRIBUTE_NAMES` order (no cues)."""
+        return {n: getattr(self, n) for n in ATTRIBUTE_NAMES}
+
+    def cue_lists(self) -> dict[str, list[list[int]]]:
+        """The cues, JSON-ready: name -> list of ``[start, end]``."""
+        return {n: [list(sp) for sp in spans] for n, spans in self.cues.items()}
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: every attribute's value, plus ``cues`` (name -> list of ``[start, end]``) when there are any."""
-        out: dict[str, Any] = {n: getattr(self, n) for n in ATTRIBUTE_NAMES}
+        """JSON-ready: :meth:`values`, plus ``cues`` (:meth:`cue_lists`) when there are any."""
+        out: dict[str, Any] = self.values()
         if self.cues:
-            out["cues"] = {n: [list(sp) for sp in spans] for n, spans in self.cues.items()}
+            out["cues"] = self.cue_lists()
         return out
 
     @classmethod

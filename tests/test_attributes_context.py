@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from helpers import mention_of as mention
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,16 +19,6 @@ _MATCHER = ContextMatcher()  # the packaged rules, compiled once for every test 
 @pytest.fixture(scope="module")
 def matcher() -> ContextMatcher:
     return _MATCHER
-
-
-def mention(text: str, *words: str, doc_id: str = "d") -> Mention:
-    """A mention of ``words`` (each a fragment, found in order in ``text``)."""
-    spans, pos = [], 0
-    for w in words:
-        i = text.index(w, pos)
-        spans.append((i, i + len(w)))
-        pos = i + len(w)
-    return Mention(doc_id, tuple(spans))
 
 
 def attrs(matcher: ContextMatcher, text: str, *mentions: Mention) -> list[Attributes]:
@@ -90,7 +81,7 @@ def test_backward_trigger(matcher):
 def test_nothing_found_gives_the_defaults(matcher):
     text = "Patient has pneumonia."
     (a,) = attrs(matcher, text, mention(text, "pneumonia"))
-    assert a == Attributes() and a.non_default() == {} and a.doctime == "overlap"
+    assert a == Attributes() and a.non_default() == {} and a.doctime == "unknown"
 
 
 def test_uncertainty_historical_hypothetical_family(matcher):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import mention_of
 
 from share_ner.document import Document, Mention
 from share_ner.encoding import (
@@ -25,13 +26,7 @@ def sentence_of(text: str):
 
 
 def m(text: str, *phrases: str, doc_id: str = "d1") -> Mention:
-    """A mention made of the given phrases, each found left to right in ``text``."""
-    spans, pos = [], 0
-    for p in phrases:
-        s = text.index(p, pos)
-        spans.append((s, s + len(p)))
-        pos = s + len(p)
-    return Mention(doc_id, tuple(spans))
+    return mention_of(text, *phrases, doc_id=doc_id)
 
 
 def tags_by_word(sent, tags):

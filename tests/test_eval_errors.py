@@ -6,17 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from share_ner.document import Attributes, Mention
+from share_ner.document import Mention
 from share_ner.errors import ShareNerError
 from share_ner.eval.counting import count_document
-from share_ner.eval.errors import (
-    ERROR_KINDS,
-    attribute_accuracy,
-    classify_corpus,
-    classify_note,
-    frequent_strings,
-    mention_string,
-)
+from share_ner.eval.errors import ERROR_KINDS, classify_corpus, classify_note, frequent_strings, mention_string
 from share_ner.eval.matching import cui_matches, strict_matches, strict_pairs
 from share_ner.eval.scoring import score
 from share_ner.formats import read_annotations
@@ -174,16 +167,3 @@ def test_frequent_strings_rank_by_count():
     text = "fever fever cough"
     summary = classify_corpus({"d": []}, {"d": [M((0, 5)), M((6, 11)), M((12, 17))]})
     assert frequent_strings(summary, {"d": text}, top=1)["false_positive"] == [("fever", 2)]
-
-
-def test_attribute_accuracy():
-    neg = Attributes(negation="yes")
-    gold = [M((0, 4), attributes=neg), M((5, 9), attributes=Attributes()), M((10, 14), attributes=neg),
-            M((20, 24), attributes=neg)]
-    # the third prediction carries no attributes; the fourth is not a strict match
-    pred = [M((0, 4), attributes=neg), M((5, 9), attributes=neg), M((10, 14)), M((20, 23), attributes=neg)]
-    acc = {a.name: a for a in attribute_accuracy(classify_corpus({"d": gold}, {"d": pred}))}
-    assert (acc["negation"].correct, acc["negation"].compared, acc["negation"].not_predicted) == (1, 2, 1)
-    assert acc["negation"].accuracy == 0.5
-    assert (acc["subject"].correct, acc["subject"].compared) == (2, 2)
-    assert attribute_accuracy(classify_corpus({"d": [M((0, 4))]}, {"d": [M((0, 4))]})) == []

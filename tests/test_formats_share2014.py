@@ -72,7 +72,7 @@ def test_values_are_read_in_any_case():
 def test_mentions_without_attributes_are_written_with_the_defaults():
     line = share2014.format_line(Mention("n", ((0, 3), (5, 9))))
     assert line == ("n.txt|0-3,5-9|CUI-less|no|null|patient|null|no|null|unmarked|null|unmarked|null|false|null|"
-                    "false|null|NULL|null|overlap|none|null")
+                    "false|null|NULL|null|unknown|none|null")
 
 
 def _with_attributes() -> tuple[Document, list[Mention]]:

@@ -13,6 +13,8 @@ import pytest
 from share_ner.cli import main
 from share_ner.document import Attributes, Mention
 from share_ner.eval.html_report import PHI_NOTICE, groups_by_folder, groups_by_pattern, render_html, report_data
+from share_ner.formats.share import write_pipe
+from share_ner.formats.share2014 import read_share2014, write_share2014
 
 REPORT = Path(__file__).parent / "fixtures" / "report"
 GOLD, PRED, PRED_B, TEXT = (str(REPORT / d) for d in ("gold", "pred", "pred_b", "text"))
@@ -90,9 +92,62 @@ def test_attributes_travel_and_their_accuracy_is_shown():
     m = Mention("n", ((0, 5),)).with_attributes(Attributes(negation="yes"))
     d = report_data({"n": [m]}, {"sys": {"n": [m.with_attributes(Attributes())]}}, {"n": "fever"})
     assert d["notes"][0]["gold"][0] == [[0, 5], "CUI-less", {"negation": "yes"}]
-    neg = next(a for a in d["systems"][0]["attributes"] if a["name"] == "negation")
-    assert (neg["correct"], neg["compared"]) == (0, 1)
+    neg = d["systems"][0]["attributes"]["negation"]
+    assert (neg["correct"], d["systems"][0]["attributes"]["overall"]["n"]) == (0, 1)
     assert "id='attributes'" in render_html(d)
+
+
+def test_gold_without_attributes_has_no_attribute_scores(page):
+    d = embedded(page)
+    assert d["systems"][0]["attributes"] is None and d["systems"][1]["attributes"] is None
+    assert not any(m.startswith("attributes.") for m in d["significance"])
+    assert "id='attributes-none'" in page
+
+
+def test_task2a_scores_and_p_values_as_evaluate_gives_them(tmp_path, capsys):
+    """share2014 gold (tests/fixtures/share2014: DVT doctime before; chest pain negated, doctime overlap; dyspnea
+    all defaults; breast cancer family_member, body location, doctime before_overlap) against two systems."""
+    fix = Path(__file__).parent / "fixtures" / "share2014"
+    dvt, chest, dyspnea, cancer = read_share2014(fix / "gold" / "note1.pipe.txt")
+    a_dir, b_dir = tmp_path / "a", tmp_path / "b"
+    a_dir.mkdir()
+    b_dir.mkdir()
+    # a: DVT without attributes (the defaults), chest pain as gold, dyspnea negated, no breast cancer
+    write_share2014(a_dir / "note1.pipe.txt",
+                    [dvt.with_attributes(Attributes()), chest, dyspnea.with_attributes(Attributes(negation="yes"))])
+    # b: the four gold spans in a 2013 pipe file, no attributes at all
+    write_pipe(b_dir / "note1.pipe.txt", [Mention(m.doc_id, m.spans, m.cui) for m in (dvt, chest, dyspnea, cancer)])
+    out = tmp_path / "r.html"
+    assert main(["report", "--gold", str(fix / "gold"), "--pred", str(a_dir), "--vs", str(b_dir),
+                 "--text", str(fix / "text"), "--out", str(out), "--shuffles", "50"]) == 0
+    page = out.read_text(encoding="utf-8")
+    d = embedded(page)
+    a, b = (s["attributes"] for s in d["systems"])
+    # a, 3 pairs: negation no/yes/no vs no/yes/yes -> 2/3, tp 1 of gold 1 and predicted 2: P 1/2, R 1, F1 2/3;
+    # doctime before/overlap/unknown vs unknown/overlap/unknown -> 2/3, tp 1 of gold 2, predicted 1: F1 2/3;
+    # the seven others agree on all three: overall (2 + 2 + 21) / 27
+    assert a["overall"] == {"accuracy": pytest.approx(25 / 27), "n": 3}
+    assert (a["negation"]["accuracy"], a["negation"]["precision"], a["negation"]["recall"]) == (
+        pytest.approx(2 / 3), 0.5, 1.0)
+    assert (a["doctime"]["tp"], a["doctime"]["gold_pos"], a["doctime"]["pred_pos"]) == (1, 2, 1)
+    assert a["doctime"]["f1"] == pytest.approx(2 / 3)
+    # b, 4 pairs, all defaults: negation 3/4, subject 3/4, body location 3/4, doctime 1/4 (gold unknown once),
+    # the five others 4/4: overall (3 + 3 + 3 + 1 + 20) / 36
+    assert b["overall"] == {"accuracy": pytest.approx(30 / 36), "n": 4}
+    assert b["doctime"]["accuracy"] == 0.25 and b["negation"]["f1"] == 0.0 and b["body_location"]["gold_pos"] == 1
+    sig = d["significance"]
+    assert sig["attributes.negation.accuracy"]["diff"] == pytest.approx(2 / 3 - 3 / 4)
+    assert sig["attributes.overall.accuracy"]["diff"] == pytest.approx(25 / 27 - 30 / 36)
+    assert sig["attributes.overall.accuracy"]["p_value"] == 1.0  # one note: every shuffle is as far apart
+    # evaluate gives the same figures
+    assert main(["evaluate", "--gold", str(fix / "gold"), "--pred", str(a_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["attributes"] == a
+    # the page's table: both systems, accuracy and P/R/F1, and the p-value columns
+    table = page[page.index("id='attributes'"):]
+    table = table[:table.index("</table>")]
+    assert "<th colspan='4'>a</th><th colspan='4'>b</th><th colspan='4'>p (A − B)</th>" in table
+    assert "<th scope='row'>doctime</th><td>0.667</td>" in table and "<td>0.250</td>" in table
+    assert "<td class='p'>1.0000</td>" in table
 
 
 def test_groups():

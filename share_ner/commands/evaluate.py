@@ -17,7 +17,7 @@ from share_ner.eval import attributes as task2
 from share_ner.eval.ranking import rank_systems
 from share_ner.eval.report import format_by_doc, format_comparison, format_ranking, format_scores
 from share_ner.eval.scoring import Scores, score
-from share_ner.eval.significance import approximate_randomization, compare
+from share_ner.eval.significance import compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
 from share_ner.notes import read_notes
 
@@ -96,9 +96,8 @@ def run(args: argparse.Namespace) -> int:
         comparisons = compare(gold, pred, pred_b, n_shuffles=args.shuffles, seed=args.seed,
                               allow_extra=args.allow_extra)
         if attributes:
-            comparisons.update(approximate_randomization(
-                task2.count_corpus(gold, pred), task2.count_corpus(gold, pred_b), n_shuffles=args.shuffles,
-                seed=args.seed, functions=task2.METRICS))
+            comparisons.update(task2.compare_attributes(gold, pred, pred_b, n_shuffles=args.shuffles,
+                                                        seed=args.seed))
         out["significance"] = {m: c.to_dict() for m, c in comparisons.items()}
         text += ["", format_comparison(comparisons, name, args.vs, args.shuffles)]
     print(json.dumps(out, indent=2) if args.json else "\n".join(text))

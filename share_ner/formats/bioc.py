@@ -262,11 +262,9 @@ def read_bioc(path: str | Path) -> list[BiocDocument]:
 def _annotation(n: int, m: Mention, doc_text: str | None) -> dict[str, Any]:
     infons = {TYPE_INFON: m.type, CUI_INFON: m.cui}
     if m.attributes is not None:
-        values = m.attributes.to_dict()
-        cues = values.pop("cues", None)
-        infons.update(values)
-        if cues:
-            infons[CUES_INFON] = json.dumps(cues)
+        infons.update(m.attributes.values())
+        if m.attributes.cues:
+            infons[CUES_INFON] = json.dumps(m.attributes.cue_lists())
     return {
         "id": f"T{n}",
         "infons": infons,

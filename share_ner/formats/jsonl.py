@@ -170,11 +170,9 @@ def format_record(doc_id: str, mentions: Iterable[Mention], doc_text: str | None
         if m.type != DISORDER:
             item["type"] = m.type
         if m.attributes is not None:
-            attrs = m.attributes.to_dict()
-            cues = attrs.pop("cues", None)
-            item["attributes"] = attrs
-            if cues:
-                item["cues"] = cues
+            item["attributes"] = m.attributes.values()
+            if m.attributes.cues:
+                item["cues"] = m.attributes.cue_lists()
         items.append(item)
     obj["mentions"] = items
     return json.dumps(obj, ensure_ascii=False)

@@ -21,6 +21,7 @@ from typing import Iterable
 
 from share_ner.document import ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Mention, Span
 from share_ner.errors import InputError
+from share_ner.formats.share import detect_newline
 from share_ner.notes import atomic_write_text, doc_id_from_path, read_text_file
 
 SEP = "|"
@@ -133,7 +134,7 @@ def write_share2014(path: str | Path, mentions: Iterable[Mention], newline: str 
 
 def newline_of(path: str | Path) -> str:
     """The line ending a file uses (``"\\r\\n"`` or ``"\\n"``), to write it back the same way."""
-    return "\r\n" if "\r\n" in read_text_file(path) else "\n"
+    return detect_newline(read_text_file(path))
 
 
 def doc_id_of(path: str | Path) -> str:
