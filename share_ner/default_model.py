@@ -37,9 +37,9 @@ from share_ner.errors import ShareNerError
 from share_ner.model import FILES
 from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 
-# Chosen on chia/dev and ncbi_disease/dev (never on a test split); see eval/results/default_model.md.
+# Chosen on chia/dev and ncbi_disease/dev (never on a test split); see benchmarks/results/default_model.md.
 DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13)
-DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings eval/bench_default.py --tune chose
+DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings benchmarks/bench_default.py --tune chose
 PREFIX = "default-model"
 
 

@@ -10,7 +10,7 @@ built once per process on first use and shared. On top of it:
 * no token contains whitespace (spaCy's whitespace tokens are dropped), except
   a placeholder such as ``[**Last Name (NamePattern1) 123**]``;
 * a few extra splits where gold mention boundaries often fall inside a
-  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``eval/bench_ceiling.py``);
+  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``benchmarks/bench_ceiling.py``);
 * runs of 300+ non-space characters are cut by a simple regex, because
   spaCy's affix loop is quadratic in a token's length.
 
@@ -78,7 +78,7 @@ _HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo", "co", "extra")
 
 # Extra separators inside scispacy tokens, each becoming a token of its own,
 # where gold mention boundaries fall inside scispacy's tokens on chia, NCBI
-# disease and BC5CDR train (measured by eval/bench_ceiling.py):
+# disease and BC5CDR train (measured by benchmarks/bench_ceiling.py):
 # commas glued to words (mtsamples-style "fever.,EXAM:,Neck"; not 1,000),
 # a dot or colon before such a comma, an opening parenthesis glued to a word
 # ("arthritis(knee"), "/" between two words ("MI/CHF", "fibrillation/flutter";

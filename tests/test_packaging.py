@@ -35,3 +35,12 @@ def test_package_data_covers_the_default_corpus_and_abbreviations():
     assert "data/**/*" in data["share_ner.lexicons"]
     assert any((ROOT / "share_ner" / "data" / "default_corpus").rglob("*.pipe.txt"))
     assert (ROOT / "lexicons" / "data" / "clinical_abbreviations.tsv").is_file()
+
+
+def test_benchmarks_stay_outside_the_package_and_the_tests():
+    assert "benchmarks" not in {folder.split("/")[0] for folder in _setuptools()["package-dir"].values()}
+    assert not list((ROOT / "eval").glob("bench_*.py")), "benchmark scripts live in benchmarks/"
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    for test in (ROOT / "tests").rglob("*.py"):
+        text = test.read_text(encoding="utf-8")
+        assert not any(f"import {s}" in text or f"from {s} import" in text for s in scripts), test.name
