@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping
 
-from share_ner.document import Document, Mention
+from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
@@ -33,9 +33,8 @@ def gazetteer_counts(docs: Mapping[str, Document], gold: Mapping[str, list[Menti
         if doc is None:
             raise InputError(None, f"gold mentions for note {doc_id} but no note text with that id")
         for m in mentions:
-            if m.end > len(doc.text):
-                raise InputError(None, f"note {doc_id}: mention span {m.start}-{m.end} is past the end of the text "
-                                       f"({len(doc.text)} characters)")
+            if problem := span_past_end(doc, m):
+                raise InputError(None, problem)
             s = mention_string(doc, m)
             if s:
                 counts[(s, m.cui)] += 1

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import pycrfsuite
 
 from share_ner.config import TaggerConfig
-from share_ner.document import Document, Mention, Sentence
+from share_ner.document import Document, Mention, Sentence, span_past_end
 from share_ner.encoding import decode, encode_report
 from share_ner.errors import ShareNerError
 from share_ner.features import FeatureResources, TermMatcher, document_features
@@ -115,15 +115,11 @@ def check_gold(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention
             if mentions:
                 raise ShareNerError(f"{what}: annotations for note {doc_id} but no such note among the texts")
             continue
-        n = len(doc.text)
         for m in mentions:
             if m.doc_id != doc_id:
                 raise ShareNerError(f"{what}: note {doc_id}: a mention names note {m.doc_id}")
-            if m.end > n:
-                spans = ",".join(f"{s}-{e}" for s, e in m.spans)
-                raise ShareNerError(
-                    f"{what}: note {doc_id}: mention {spans} ends past the end of the note ({n} characters)"
-                )
+            if problem := span_past_end(doc, m):
+                raise ShareNerError(f"{what}: {problem}")
 
 
 # --------------------------------------------------------------------------------------------
