@@ -81,3 +81,13 @@ def test_default_threshold_without_training_data():
     for t in (d.score - 1e-6, d.score + 1e-6):
         got = Normalizer(lex, None, NormalizerConfig(default_threshold=t)).normalize(doc, [m])[0].cui
         assert got == ("C1" if d.score >= t else CUI_LESS)
+
+
+def test_parse_stanzas_keeps_every_term_as_written():
+    from share_ner.lexicons.hpo import parse_stanzas
+
+    stanzas = {s.id: s for s in parse_stanzas(OBO)}
+    assert list(stanzas) == ["HP:1", "HP:2", "HP:3", "HP:4"]  # the obsolete term too, flagged
+    assert stanzas["HP:4"].obsolete and not stanzas["HP:1"].obsolete
+    assert stanzas["HP:1"].synonyms[-1] == ("Fits", "BROAD")  # every scope, for the caller to choose
+    assert stanzas["HP:1"].cuis == ("C0014544", "C0036572")
