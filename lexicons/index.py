@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
@@ -39,7 +40,6 @@ SEARCH_MEMO = 100_000  # search results remembered per index and process (about 
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (a SNOMED CT-sized one: 200,000 of 240,000)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
-STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
@@ -111,7 +111,7 @@ WORD_SYNONYMS = {
 def normalized_key(text: str) -> str:
     """Stop words dropped, words stemmed and sorted: 'Cancers of the breast' → 'breast cancer'."""
     words = soft_normalize(text).split()
-    kept = [w for w in words if w not in STOPWORDS] or words
+    kept = [w for w in words if w not in NAME_JOINERS] or words
     stems = (stem(w) for w in kept)
     return " ".join(sorted(WORD_SYNONYMS.get(w, w) for w in stems))
 

@@ -66,6 +66,7 @@ from share_ner.dense import name_vectors, nearest, vectors_cache_path
 from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -73,7 +74,6 @@ from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
 from share_ner.lexicons.index import (
     SEARCH_MEMO,
-    STOPWORDS,
     LexiconIndex,
     compile_index,
     exact_key,
@@ -1061,7 +1061,7 @@ COVERAGE_PREFIX = 6
 @lru_cache(maxsize=200_000)
 def _content_prefixes(text: str) -> tuple[str, ...]:
     # Cached: each query meets top_k candidate names, and names recur across queries.
-    return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in STOPWORDS)
+    return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in NAME_JOINERS)
 
 
 NEGATIONS = frozenset({"no", "non", "not", "without"})
