@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
-from share_ner.formats import SUFFIXES, write_annotations
+from share_ner.formats import FORMATS, SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import CsvRecord, is_csv_path, iter_csv_notes, read_header
@@ -50,7 +50,6 @@ from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
 
-FORMATS = ("share", "brat", "jsonl")
 DEFAULT_SHARD_SIZE = 1000
 REJECTS_NAME = "rejects.tsv"
 SUMMARY_NAME = "summary.json"
