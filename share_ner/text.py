@@ -65,7 +65,7 @@ def get_tokenizer() -> Any:
 
 _WS = re.compile(r"\s")
 _LONG_RUN = re.compile(r"\S{300,}")
-_SIMPLE_TOKEN = re.compile(r"\w+|[^\w\s]")
+SIMPLE_TOKEN = re.compile(r"\w+|[^\w\s]")  # a word or one punctuation mark (also the unit of tokens/s)
 _NONWS = re.compile(r"\S+")
 # Words after a hyphen that start a new unit: "tumor-associated", "flu-like".
 _HYPHEN_SUFFIXES = (
@@ -176,7 +176,7 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
             append(Token(text[s:e], s, e))
     if long_runs:
         for a, b in long_runs:
-            tokens.extend(Token(text[m.start() : m.end()], m.start(), m.end()) for m in _SIMPLE_TOKEN.finditer(masked, a, b))
+            tokens.extend(Token(text[m.start() : m.end()], m.start(), m.end()) for m in SIMPLE_TOKEN.finditer(masked, a, b))
         tokens.sort(key=lambda t: t.start)
     if placeholders:
         tokens = _fix_placeholders(text, tokens, placeholders)
