@@ -44,3 +44,9 @@ def test_benchmarks_stay_outside_the_package_and_the_tests():
     for test in (ROOT / "tests").rglob("*.py"):
         text = test.read_text(encoding="utf-8")
         assert not any(f"import {s}" in text or f"from {s} import" in text for s in scripts), test.name
+
+
+def test_the_version_is_written_once():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert _setuptools()["dynamic"]["version"] == {"attr": "share_ner.__version__"}
