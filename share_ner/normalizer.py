@@ -1,6 +1,7 @@
 """Task 1b: give each disorder mention a CUI from a lexicon, or ``CUI-less``.
 
-The steps, in order (each can be switched off in :class:`NormalizerConfig`):
+The steps, in the order they run (each can be switched off in :class:`NormalizerConfig`; :data:`STEPS` names
+them in this order):
 
 1. ``gazetteer`` — the mention string (case-folded) was annotated in training:
    take its most frequent label there (``CUI-less`` included);
@@ -10,7 +11,8 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
 3. ``abbreviation`` — the mention is a short form defined in the note
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
-   queries of step 7;
+   queries of step 7 (a short form defined in the note, or listed in the site's
+   own list, is expanded before step 1: the note says what it means);
 4. ``partial`` — a coordination whose parts all match by steps 1-2 ("breast
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
@@ -97,7 +99,8 @@ ABBREVIATIONS_FILE = "abbreviations.tsv"  # a site's own abbreviation list, kept
 # Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
 COPY_LIMIT_BYTES = 5_000_000
 FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
-STEPS = ("gazetteer", "normalized", "rewrite", "abbreviation", "partial", "tfidf", "threshold")
+# The steps in the order they run (the module docstring); "partial" covers steps 4 and 6.
+STEPS = ("gazetteer", "normalized", "abbreviation", "partial", "rewrite", "tfidf", "threshold")
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,7 @@ class NormalizerConfig:
     top_k: int = 10  # tf-idf candidates per query and index
     fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
     use_ranker: bool = False  # re-rank tf-idf candidates by a logistic regression fitted on training notes
-    context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-4 in the same note
+    context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-6 in the same note
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
     composite_needs_coordination: bool = True  # tf-idf gives a composite id (D1+D2) only to "X and Y", "X, Y"
     coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
@@ -148,7 +151,14 @@ class NormalizerConfig:
         """This config with the steps after ``step`` (one of :data:`STEPS`) switched off (for ablations)."""
         if step not in STEPS:
             raise ShareNerError(f"unknown normalizer step {step!r}; expected one of {', '.join(STEPS)}")
-        on = set(STEPS[: STEPS.index(step) + 1])
+        return self.with_steps(STEPS[: STEPS.index(step) + 1])
+
+    def with_steps(self, steps: Sequence[str]) -> "NormalizerConfig":
+        """This config with exactly ``steps`` (names from :data:`STEPS`) switched on, the others off."""
+        on = set(steps)
+        if on - set(STEPS):
+            raise ShareNerError(f"unknown normalizer step(s) {', '.join(sorted(on - set(STEPS)))}; "
+                                f"expected {', '.join(STEPS)}")
         return replace(self, use_gazetteer="gazetteer" in on, use_normalized="normalized" in on,
                        use_rewrites="rewrite" in on,
                        use_abbreviations="abbreviation" in on, use_partial="partial" in on, use_tfidf="tfidf" in on,
@@ -417,7 +427,7 @@ class Normalizer:
 
     def decide_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]],
                     trace: bool = False) -> list[list[Decision]]:
-        """Decisions for the mentions of several notes; steps 1-4 per mention, step 5 once for the batch."""
+        """Decisions for the mentions of several notes; steps 1-6 per mention, step 7 once for the batch."""
         cfg = self.config
         out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
         # (note, position, queries, thesaurus queries, tried)
@@ -667,7 +677,7 @@ class Normalizer:
 
     def _tfidf(self, queries: list[list[str]], trace: bool, context: Sequence[set[str]] | None = None,
                synonyms: Sequence[list[str]] | None = None) -> list[Decision]:
-        """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note;
+        """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-6 in mention i's note;
         ``synonyms[i]``: thesaurus names searched too, their candidates' scores weighted by ``thesaurus_weight``."""
         cfg = self.config
         synonyms = synonyms if synonyms is not None else [[] for _ in queries]
@@ -1096,7 +1106,7 @@ def _sigmoid(x: float) -> float:
 def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
             config: NormalizerConfig, abbreviations: Mapping[str, Sequence[str]] | None = None,
             ) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
-    """Fit the re-ranker and the CUI-less threshold on step-5 decisions for held-out notes.
+    """Fit the re-ranker and the CUI-less threshold on step-7 decisions for held-out notes.
 
     The notes are split into ``config.folds`` folds; each fold is normalized with the gazetteer of the other
     folds. The re-ranker (logistic regression: is this candidate the gold id?) learns from every candidate; the
