@@ -55,10 +55,8 @@ def _model_dir(arg: str | None) -> Path:
         if not path.is_dir():
             raise ShareNerError(f"{path}: no such model directory")
         return path.resolve()
-    try:
-        from share_ner.default_model import default_model_dir
-    except ImportError:
-        raise ShareNerError("no default model in this installation; pass --model DIR") from None
+    from share_ner.default_model import default_model_dir  # needed only without --model
+
     return Path(default_model_dir()).resolve()
 
 
