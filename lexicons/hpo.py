@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from share_ner.errors import ShareNerError
+from share_ner.lexicons.index import INDEX_VERSION, cached_index, normalized_key, read_cached, write_cached
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, cache_dir, hash_bytes
 
 SOURCE = "HPO"
@@ -123,8 +124,6 @@ def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
     def parse() -> list[LexiconEntry]:
         return list(parse_obo(data.decode("utf-8")))
 
-    from share_ner.lexicons.index import cached_index
-
     index = cached_index(digest)
     if index is not None:  # compiled before: parse hp.obo only if the entries are asked for
         return Lexicon(None, digest, None, "hpo", loader=parse, size=len(index))
@@ -138,8 +137,6 @@ def synonym_sets() -> dict[str, list[tuple[str, ...]]]:
 
     Built once (about a second) and cached beside the lexicon indexes, keyed by hp.obo's content hash.
     """
-    from share_ner.lexicons.index import INDEX_VERSION, normalized_key, read_cached, write_cached
-
     data = hpo_obo_path().read_bytes()
     path = cache_dir() / f"hpo-thesaurus-{hash_bytes(data)[:40]}-v{INDEX_VERSION}.pkl"
     cached = read_cached(path)

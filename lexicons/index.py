@@ -252,7 +252,7 @@ class LexiconIndex:
         state = dict(self.__dict__)
         state.pop("_analyzer", None)  # rebuilt on first use; not part of the cached index
         state.pop("_found", None)  # remembered search results: per process
-        state.pop("_near", None)  # ... and names added by embedding (share_ner.normalizer._with_nearest)
+        state.pop("_memos", None)  # ... and what other modules derive from them (see memo)
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         state.pop("_by_name", None)  # names x 3-grams (cosines): rebuilt on first use
         return state
@@ -351,7 +351,12 @@ class LexiconIndex:
     def forget_searches(self) -> None:
         """Drop the remembered search results (for timing a cold pass)."""
         self.__dict__.pop("_found", None)
-        self.__dict__.pop("_near", None)
+        self.__dict__.pop("_memos", None)
+
+    def memo(self, name: str) -> dict:
+        """A per-process memo, under ``name``, for results other modules derive from this index's searches:
+        kept as long as the search results (dropped with them by :meth:`forget_searches`, never pickled)."""
+        return self.__dict__.setdefault("_memos", {}).setdefault(name, {})
 
     def cosines(self, pairs: list[tuple[str, int]]) -> list[float]:
         """The tf-idf cosine of each (soft-normalised query, unique-name number) pair, for candidates found

@@ -58,7 +58,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -68,6 +68,7 @@ from share_ner.dense import name_vectors, nearest, vectors_cache_path
 from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.features.abbreviations import find_definitions
 from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
@@ -85,7 +86,8 @@ from share_ner.lexicons.index import (
     soft_normalize,
     stem,
 )
-from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
+from share_ner.lexicons.lexicon import Lexicon, write_lexicon
+from share_ner.lexicons.loader import load_lexicon
 from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 from share_ner.settings import checked_settings
 
@@ -309,30 +311,6 @@ def _may_be_defined(mention: str, text: str) -> bool:
     return False
 
 
-def _definitions_finder() -> Callable[[str], list]:
-    try:
-        from share_ner.features.abbreviations import find_definitions
-
-        return find_definitions
-    except ImportError:  # the features package is optional here: use scispaCy directly
-        import scispacy.abbreviation  # noqa: F401  (registers the factory)
-        import spacy
-
-        nlp = spacy.blank("en")
-        nlp.add_pipe("abbreviation_detector")
-
-        def find(text: str) -> list:
-            if "(" not in text:
-                return []
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                doc = nlp(text)
-            return sorted({((a.start_char, a.end_char), (a._.long_form.start_char, a._.long_form.end_char))
-                           for a in doc._.abbreviations})
-
-        return find
-
-
 def _clinical_abbreviations() -> dict[str, list[str]]:
     """The packaged clinical abbreviation list (none if it cannot be read)."""
     try:
@@ -368,7 +346,6 @@ class Normalizer:
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
-        self._find_definitions: Callable[[str], list] | None = None
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
@@ -379,10 +356,6 @@ class Normalizer:
         of the site list it had; it is saved with the normalizer."""
         self.site_abbreviations = {a: list(dict.fromkeys(e)) for a, e in abbreviations.items() if e}
         self._abbreviations = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The abbreviation detector is rebuilt on first use in the receiving process.
-        return {**self.__dict__, "_find_definitions": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -619,13 +592,11 @@ class Normalizer:
         return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], votes[c][2]))
 
     def _definitions(self, doc: Document) -> dict[str, str]:
-        if self._find_definitions is None:
-            self._find_definitions = _definitions_finder()
         out: dict[str, str] = {}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # spaCy warns when a note defines nothing
-                pairs = self._find_definitions(doc.text)
+                pairs = find_definitions(doc.text)
         except Exception:  # noqa: BLE001 -- a detector failure must not stop normalization; the step is skipped
             return out
         for (ss, se), (ls, le) in pairs:
@@ -998,7 +969,7 @@ def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tupl
     candidate is scored the same way. Like the tf-idf hits, the added names depend only on the query, so they are
     remembered (up to :data:`SEARCH_MEMO` queries per index and process; see :meth:`LexiconIndex.search`)."""
     first = {q: i for i, q in reversed(list(enumerate(queries)))}
-    memo: dict[tuple[str, int], tuple[tuple[int, float], ...]] = index.__dict__.setdefault("_near", {})
+    memo: dict[tuple[str, int], tuple[tuple[int, float], ...]] = index.memo("nearest")
 
     def added(keys: list[tuple[str, int]]) -> list[tuple[tuple[int, float], ...]]:
         rows = [first[q] for q, _ in keys]

@@ -161,6 +161,18 @@ def test_lexicon_round_trip_and_column_order(tmp_path):
     assert load_lexicon(p).entries == (LexiconEntry("C0015967", "fever", "X", ("T184",), False),)
 
 
+def test_index_memos_live_with_the_search_results(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    index = compile_index(Lexicon.from_entries([LexiconEntry("C1", "Heart attack")]), use_cache=False)
+    index.memo("derived")["q"] = 1
+    assert index.memo("derived") == {"q": 1} and index.memo("other") == {}
+    assert pickle.loads(pickle.dumps(index)).memo("derived") == {}  # per process, never pickled
+    index.forget_searches()
+    assert index.memo("derived") == {}
+
+
 def test_index_cache_is_written_and_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(index_mod, "_MEMORY", {})
