@@ -13,7 +13,9 @@ from typing import Mapping
 
 from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError
+from share_ner.formats.share import read_pipe_dir
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.notes import read_notes
 
 SOURCE = "TRAIN"
 
@@ -52,7 +54,4 @@ def gazetteer_lexicon(docs: Mapping[str, Document], gold: Mapping[str, list[Ment
 
 def build_gazetteer_lexicon(gold_path: str | Path, text_path: str | Path) -> Lexicon:
     """Read ShARe-format gold (pipe files) and notes and return their gazetteer."""
-    from share_ner.formats.share import read_pipe_dir
-    from share_ner.notes import read_notes
-
     return gazetteer_lexicon(read_notes(text_path), read_pipe_dir(gold_path), f"gazetteer of {Path(gold_path).name}")
