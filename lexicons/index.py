@@ -38,7 +38,7 @@ from share_ner.notes import atomic_write_bytes
 INDEX_VERSION = 11
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
-# entry, and one query can meet most names of a large lexicon (a SNOMED CT-sized one: 200,000 of 240,000)
+# entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease

@@ -288,8 +288,7 @@ def _decode_indices(tags: Sequence[str], scheme: Scheme) -> list[tuple[int, ...]
 def _join_group(group: list[tuple[int, int]]) -> list[tuple[int, ...]]:
     """Mentions from a group of D fragments with no head: one mention, or pairs when there are 4 or more.
 
-    Nearly all discontiguous mentions have two fragments (Chia train: 613 of 630;
-    the rest three), so 4+ fragments are read as consecutive pairs ("left atrium
+    Nearly all discontiguous mentions have two fragments (a few have three), so 4+ fragments are read as consecutive pairs ("left atrium
     is dilated and right ventricle is hypertrophied"), an odd last one joining
     the last pair.
     """

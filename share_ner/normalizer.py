@@ -795,7 +795,7 @@ class Normalizer:
         cosine no higher than the query's tf-idf hits, which are the top ``top_k`` by cosine. The score is
         monotone in each of these, and float rounding is monotone too, so a query whose bound is below the
         threshold would leave its mention CUI-less whatever its candidates: with the default model's threshold
-        (0.95, fitted on its invented notes) that is most queries of clinical notes."""
+        (high: it is fitted on invented notes) that is most queries of clinical notes."""
         cfg = self.config
         out = []
         for q_i in range(len(flat)):
@@ -927,8 +927,8 @@ def _dense_setting(meta: Mapping[str, Any]) -> bool:
 def prepare_caches(directory: str | Path) -> None:
     """Load the normalizer saved in ``directory``, which compiles its indexes into the on-disk cache, and for a
     ``dense`` normalizer embed its names into it too: what every worker of ``share-ner tag --jobs N`` would
-    otherwise build at once (a SNOMED CT-sized lexicon: about 10 s and 750 MB each; its names' embeddings:
-    about 10 CPU minutes each)."""
+    otherwise build at once (for a SNOMED CT-sized lexicon, seconds and hundreds of MB each, and minutes of CPU
+    for its names' embeddings; benchmarks/results/scale.md)."""
     norm = Normalizer.load(directory)
     if norm.config.dense:
         for index in (norm._lex, norm._gaz):
