@@ -50,3 +50,12 @@ def test_the_version_is_written_once():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "version" not in project and "version" in project["dynamic"]
     assert _setuptools()["dynamic"]["version"] == {"attr": "share_ner.__version__"}
+
+
+def test_the_readme_results_are_the_results_files():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fill_readme.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
