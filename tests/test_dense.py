@@ -45,8 +45,7 @@ class ToyEncoder:
 
 
 @pytest.fixture(autouse=True)
-def toy(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+def toy(monkeypatch):
     monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
     monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: {})
     encoder = ToyEncoder()

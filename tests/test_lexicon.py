@@ -27,12 +27,6 @@ from share_ner.lexicons.index import normalized_key, soft_normalize
 META = Path(__file__).parent / "fixtures" / "umls" / "META"
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    # Compiled indexes go to a temporary cache, never the user's.
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
-
-
 # What the fixture gives by default: English, SUPPRESS=N, SNOMEDCT_US, Disorders group, case duplicates dropped,
 # fully specified names without their semantic tag ("Diabetes mellitus (disorder)" repeats the preferred term).
 DEFAULT_ROWS = [

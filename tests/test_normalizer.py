@@ -22,12 +22,6 @@ ENTRIES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    # Compiled indexes go to a temporary cache, never the user's.
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
-
-
 @pytest.fixture
 def lexicon() -> Lexicon:
     return Lexicon.from_entries(ENTRIES, "fixture")

@@ -3,8 +3,6 @@ CUI-less threshold."""
 
 from __future__ import annotations
 
-import pytest
-
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
 from share_ner.lexicons.hpo import HpoTerm, parse_obo, parse_terms
@@ -44,10 +42,6 @@ is_obsolete: true
 xref: UMLS:C9999999
 """
 
-
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
 
 
 def test_parse_terms_keeps_ids_synonyms_and_xref_order():

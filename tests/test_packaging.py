@@ -59,3 +59,12 @@ def test_the_readme_results_are_the_results_files():
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fill_readme.py"), "--check"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_tests_run_with_a_private_cache():
+    import os
+
+    from share_ner.lexicons import cache_dir
+
+    cache = Path(os.environ["SHARE_NER_CACHE"])
+    assert cache_dir() == cache and not cache.is_relative_to(Path.home() / ".cache")
