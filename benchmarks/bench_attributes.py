@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import data_dir, write_results
+from bench_data import add_data_argument, write_results
 
 RESULTS = Path(__file__).resolve().parent / "results" / "attributes.md"
 PASSES = 5  # the attribute step is timed over this many passes over the kit (the fastest kept)
@@ -230,7 +230,7 @@ def markdown(kit: int, ours: dict[str, Any], ours_speed: float, med: dict[str, A
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA or <repo>/../shared/data)")
+    add_data_argument(ap)
     ap.add_argument("--medspacy-python", help="a Python with medspacy 1.3.1 installed (default: this one, if it "
                     "has medspacy)")
     ap.add_argument("--notes", type=int, default=500, help="MTSamples notes for the end-to-end run (0: skip)")
@@ -240,7 +240,7 @@ def main() -> None:
     if args.medspacy_worker:
         medspacy_worker()
         return
-    data = data_dir(args.data)
+    data = args.data
     rows = read_kit(data / "negex_kit" / "dev")
     preds, speed = run_share_ner(rows)
     ours = score(rows, preds)

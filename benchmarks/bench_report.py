@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from _common import REPO, data_dir, write_results
+from bench_data import REPO, add_data_argument, write_results
 
 RESULTS = REPO / "benchmarks" / "results" / "report.md"
 COPIES = 27
@@ -81,7 +81,7 @@ def measure(name: str, gold: Mapping[str, Any], systems: Mapping[str, Any], text
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA or <repo>/../shared/data)")
+    add_data_argument(ap)
     ap.add_argument("--pred", help="predictions for chia/test (default: tag it with the embedded default model)")
     ap.add_argument("--vs", help="a second system's predictions for chia/test")
     ap.add_argument("--label", default=None, help="what the systems are, for the results file")
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from share_ner.formats import read_annotations
     from share_ner.notes import read_notes
 
-    base = data_dir(args.data) / "chia" / "test"
+    base = args.data / "chia" / "test"
     docs = read_notes(base / "text")
     gold = read_annotations(base / "gold", docs)
     texts = {d: doc.text for d, doc in docs.items()}

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import data_dir, write_results
+from bench_data import add_data_argument, write_results
 
 RESULTS = Path(__file__).resolve().parent / "results" / "spacy.md"
 
@@ -79,7 +79,7 @@ def spacy_blank():
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", help="corpora directory")
+    add_data_argument(parser)
     parser.add_argument("--model", help="model directory (default: the built-in default model)")
     parser.add_argument("--mtsamples", type=int, default=300, help="MTSamples notes to use (default 300)")
     parser.add_argument("--out", type=Path, default=RESULTS)
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     nlp.add_pipe("share_ner", config={"model": str(annotator.model_dir)})
     nlp("Warm-up: chest pain.")
     annotator("Warm-up: chest pain.")
-    rows = [measure(name, docs, annotator, nlp) for name, docs in corpora(data_dir(args.data), args.mtsamples).items()]
+    rows = [measure(name, docs, annotator, nlp) for name, docs in corpora(args.data, args.mtsamples).items()]
 
     cols = list(rows[0])
     lines = ["# The spaCy component on real text", "",

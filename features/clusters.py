@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from share_ner.errors import InputError, ShareNerError
 from share_ner.notes import read_text_file
+from share_ner.text import tokenize
 
 HEADER = ("word", "cluster_ids")
 _DIGITS = re.compile(r"\d")
@@ -71,15 +72,10 @@ def load_clusters(path: str | Path) -> dict[str, str]:
 # --- building ----------------------------------------------------------------
 
 DEFAULT_N_CLUSTERS = (64, 256, 1024)
-_FALLBACK_TOKEN = re.compile(r"[^\W_]+|[^\w\s]")
 
 
 def _tokenizer() -> Callable[[str], list[tuple[str, int, int]]]:
-    """The tagger's tokenizer (``share_ner.text.tokenize``) as ``(text, start, end)`` triples; a regex when it is absent."""
-    try:
-        from share_ner.text import tokenize
-    except ImportError:  # pragma: no cover - only before share_ner.text exists
-        return lambda text: [(m.group(), m.start(), m.end()) for m in _FALLBACK_TOKEN.finditer(text)]
+    """The tagger's tokenizer (``share_ner.text.tokenize``) as ``(text, start, end)`` triples."""
     return lambda text: [(t.text, t.start, t.end) for t in tokenize(text)]
 
 

@@ -16,17 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
+from share_ner.features.stopwords import TERM_STOP_WORDS
+
 _WORD = re.compile(r"[^\W_]+")
-# Terms made only of these would match everywhere (HPO has "All" and "Normal"-like names).
-STOP_WORDS = frozenset(
-    """a about above after again against all also an and any are as at be been before being below between
-    both but by can could did do does doing down during each either few for from further had has have having
-    he her here hers him his how i if in into is it its itself may me might more most much must my no nor
-    not now of off on once one only or other our out over own same she should so some such than that the
-    their them then there these they this those through to too under until up upon very was we were what
-    when where which while who whom why will with within without would yet you your
-    normal abnormal abnormality present absent""".split()
-)
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
 
 
@@ -90,7 +82,7 @@ class TermMatcher:
     def add(self, term: str, semtype: str = "") -> bool:
         """Add one term; a term of stop words only (HPO's "All") is skipped, and ``False`` returned."""
         raw = _WORD.findall(term.lower())
-        if not raw or all(k in STOP_WORDS for k in raw):
+        if not raw or all(k in TERM_STOP_WORDS for k in raw):
             return False
         keys = [fold_plural(k) for k in raw]
         node = self._trie

@@ -10,7 +10,8 @@
 from share_ner.lexicons.gazetteer import build_gazetteer_lexicon, gazetteer_lexicon
 from share_ner.lexicons.hpo import default_lexicon, hpo_lexicon
 from share_ner.lexicons.index import LexiconIndex, compile_index
-from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, cache_dir, load_lexicon, write_lexicon
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, cache_dir, write_lexicon
+from share_ner.lexicons.loader import load_lexicon
 from share_ner.lexicons.umls import DISORDER_TUIS, UmlsFilter, build_umls_lexicon
 
 __all__ = [

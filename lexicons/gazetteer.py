@@ -11,9 +11,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Mapping
 
-from share_ner.document import Document, Mention
+from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError
+from share_ner.formats.share import read_pipe_dir
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.notes import read_notes
 
 SOURCE = "TRAIN"
 
@@ -33,9 +35,8 @@ def gazetteer_counts(docs: Mapping[str, Document], gold: Mapping[str, list[Menti
         if doc is None:
             raise InputError(None, f"gold mentions for note {doc_id} but no note text with that id")
         for m in mentions:
-            if m.end > len(doc.text):
-                raise InputError(None, f"note {doc_id}: mention span {m.start}-{m.end} is past the end of the text "
-                                       f"({len(doc.text)} characters)")
+            if problem := span_past_end(doc, m):
+                raise InputError(None, problem)
             s = mention_string(doc, m)
             if s:
                 counts[(s, m.cui)] += 1
@@ -53,7 +54,4 @@ def gazetteer_lexicon(docs: Mapping[str, Document], gold: Mapping[str, list[Ment
 
 def build_gazetteer_lexicon(gold_path: str | Path, text_path: str | Path) -> Lexicon:
     """Read ShARe-format gold (pipe files) and notes and return their gazetteer."""
-    from share_ner.formats.share import read_pipe_dir
-    from share_ner.notes import read_notes
-
     return gazetteer_lexicon(read_notes(text_path), read_pipe_dir(gold_path), f"gazetteer of {Path(gold_path).name}")

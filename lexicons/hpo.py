@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from share_ner.errors import ShareNerError
+from share_ner.lexicons.index import INDEX_VERSION, cached_index, normalized_key, read_cached, write_cached
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry, cache_dir, hash_bytes
 
 SOURCE = "HPO"
@@ -42,6 +43,46 @@ def _unescape(s: str) -> str:
     return s.replace('\\"', '"').replace("\\\\", "\\")
 
 
+class OboStanza(NamedTuple):
+    """One ``[Term]`` stanza of an OBO file as written: the single place OBO text is parsed."""
+
+    id: str
+    name: str  # "" when the stanza has no name line
+    synonyms: tuple[tuple[str, str], ...]  # (text, scope) in file order, scope EXACT / RELATED / BROAD / NARROW
+    parents: tuple[str, ...]  # is_a ids
+    cuis: tuple[str, ...]  # xref UMLS CUIs in file order
+    obsolete: bool
+
+
+def parse_stanzas(text: str) -> Iterator[OboStanza]:
+    """Yield every ``[Term]`` stanza of OBO text (``[Typedef]`` and the header are skipped)."""
+    for block in ("\n" + text).split("\n[")[1:]:
+        if not block.startswith("Term]"):
+            continue
+        term_id = name = ""
+        synonyms: list[tuple[str, str]] = []
+        parents: list[str] = []
+        cuis: list[str] = []
+        obsolete = False
+        for line in block.split("\n"):
+            if line.startswith("id: "):
+                term_id = line[4:].strip()
+            elif line.startswith("name: "):
+                name = line[6:].strip()
+            elif line.startswith("synonym: "):
+                m = _SYNONYM.match(line)
+                if m:
+                    synonyms.append((_unescape(m.group(1)).strip(), m.group(2)))
+            elif line.startswith("is_a: "):
+                parents.append(line[6:].split(" ", 1)[0])
+            elif line.startswith("xref: UMLS:"):
+                cuis.append(line[11:].split()[0])
+            elif line.startswith("is_obsolete: true"):
+                obsolete = True
+        if term_id:
+            yield OboStanza(term_id, name, tuple(synonyms), tuple(parents), tuple(cuis), obsolete)
+
+
 class HpoTerm(NamedTuple):
     """One non-obsolete HPO term with UMLS cross-references: its id, name, EXACT/RELATED synonyms and CUIs."""
 
@@ -53,35 +94,16 @@ class HpoTerm(NamedTuple):
 
 def parse_terms(text: str) -> Iterator[HpoTerm]:
     """Yield the terms of OBO text that are not obsolete and cite at least one ``xref: UMLS:`` CUI."""
-    for block in text.split("\n[")[1:]:
-        if not block.startswith("Term]"):
+    for stanza in parse_stanzas(text):
+        if stanza.obsolete or not stanza.cuis or not stanza.name:
             continue
-        term_id = name = ""
-        synonyms: list[str] = []
-        cuis: list[str] = []
-        obsolete = False
-        for line in block.split("\n"):
-            if line.startswith("id: "):
-                term_id = line[4:].strip()
-            elif line.startswith("name: "):
-                name = line[6:].strip()
-            elif line.startswith("synonym: "):
-                m = _SYNONYM.match(line)
-                if m and m.group(2) in _KEEP_SCOPES:
-                    synonyms.append(_unescape(m.group(1)).strip())
-            elif line.startswith("xref: UMLS:"):
-                cuis.append(line[11:].split()[0])
-            elif line.startswith("is_obsolete: true"):
-                obsolete = True
-        if obsolete or not cuis or not name:
-            continue
-        seen = {name.lower()}
+        seen = {stanza.name.lower()}
         kept: list[str] = []
-        for syn in synonyms:
-            if syn and syn.lower() not in seen:
+        for syn, scope in stanza.synonyms:
+            if scope in _KEEP_SCOPES and syn and syn.lower() not in seen:
                 seen.add(syn.lower())
                 kept.append(syn)
-        yield HpoTerm(term_id, name, tuple(kept), tuple(dict.fromkeys(cuis)))
+        yield HpoTerm(stanza.id, stanza.name, tuple(kept), tuple(dict.fromkeys(stanza.cuis)))
 
 
 def parse_obo(text: str) -> Iterator[LexiconEntry]:
@@ -102,8 +124,6 @@ def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
     def parse() -> list[LexiconEntry]:
         return list(parse_obo(data.decode("utf-8")))
 
-    from share_ner.lexicons.index import cached_index
-
     index = cached_index(digest)
     if index is not None:  # compiled before: parse hp.obo only if the entries are asked for
         return Lexicon(None, digest, None, "hpo", loader=parse, size=len(index))
@@ -117,8 +137,6 @@ def synonym_sets() -> dict[str, list[tuple[str, ...]]]:
 
     Built once (about a second) and cached beside the lexicon indexes, keyed by hp.obo's content hash.
     """
-    from share_ner.lexicons.index import INDEX_VERSION, normalized_key, read_cached, write_cached
-
     data = hpo_obo_path().read_bytes()
     path = cache_dir() / f"hpo-thesaurus-{hash_bytes(data)[:40]}-v{INDEX_VERSION}.pkl"
     cached = read_cached(path)

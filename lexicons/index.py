@@ -31,15 +31,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
 INDEX_VERSION = 11
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
-# entry, and one query can meet most names of a large lexicon (a SNOMED CT-sized one: 200,000 of 240,000)
+# entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
-STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
@@ -111,7 +111,7 @@ WORD_SYNONYMS = {
 def normalized_key(text: str) -> str:
     """Stop words dropped, words stemmed and sorted: 'Cancers of the breast' → 'breast cancer'."""
     words = soft_normalize(text).split()
-    kept = [w for w in words if w not in STOPWORDS] or words
+    kept = [w for w in words if w not in NAME_JOINERS] or words
     stems = (stem(w) for w in kept)
     return " ".join(sorted(WORD_SYNONYMS.get(w, w) for w in stems))
 
@@ -252,7 +252,7 @@ class LexiconIndex:
         state = dict(self.__dict__)
         state.pop("_analyzer", None)  # rebuilt on first use; not part of the cached index
         state.pop("_found", None)  # remembered search results: per process
-        state.pop("_near", None)  # ... and names added by embedding (share_ner.normalizer._with_nearest)
+        state.pop("_memos", None)  # ... and what other modules derive from them (see memo)
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         state.pop("_by_name", None)  # names x 3-grams (cosines): rebuilt on first use
         return state
@@ -351,7 +351,12 @@ class LexiconIndex:
     def forget_searches(self) -> None:
         """Drop the remembered search results (for timing a cold pass)."""
         self.__dict__.pop("_found", None)
-        self.__dict__.pop("_near", None)
+        self.__dict__.pop("_memos", None)
+
+    def memo(self, name: str) -> dict:
+        """A per-process memo, under ``name``, for results other modules derive from this index's searches:
+        kept as long as the search results (dropped with them by :meth:`forget_searches`, never pickled)."""
+        return self.__dict__.setdefault("_memos", {}).setdefault(name, {})
 
     def cosines(self, pairs: list[tuple[str, int]]) -> list[float]:
         """The tf-idf cosine of each (soft-normalised query, unique-name number) pair, for candidates found

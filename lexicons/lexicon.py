@@ -186,35 +186,6 @@ def parse_lexicon(text: str, path: str | Path | None = None) -> list[LexiconEntr
     return entries
 
 
-def load_lexicon(path: str | Path) -> Lexicon:
-    """Read a lexicon TSV file; ``"hpo"`` names the embedded default lexicon."""
-    if str(path) == "hpo":
-        from share_ner.lexicons.hpo import default_lexicon
-
-        return default_lexicon()
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read lexicon: {exc.strerror or exc}") from None
-    digest = hash_bytes(data)
-
-    def parse() -> list[LexiconEntry]:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"lexicon is not valid UTF-8 (byte {exc.start})") from None
-        return parse_lexicon(text, path)
-
-    from share_ner.lexicons.index import cached_index
-
-    index = cached_index(digest)
-    if index is not None:
-        # This content was parsed and compiled before: parse again only if the entries are asked for.
-        return Lexicon(None, digest, path, path.name, loader=parse, size=len(index))
-    return Lexicon(parse(), digest, path, path.name)
-
-
 def cache_dir() -> Path:
     """``$SHARE_NER_CACHE``, else ``$XDG_CACHE_HOME/share-ner``, else ``~/.cache/share-ner``."""
     if os.environ.get("SHARE_NER_CACHE"):

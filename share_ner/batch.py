@@ -41,16 +41,16 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
-from share_ner.formats import SUFFIXES, write_annotations
+from share_ner.formats import FORMATS, SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import CsvRecord, is_csv_path, iter_csv_notes, read_header
 from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is_gold_file
+from share_ner.text import SIMPLE_TOKEN
 
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
 
-FORMATS = ("share", "brat", "jsonl", "bioc")
 DEFAULT_SHARD_SIZE = 1000
 REJECTS_NAME = "rejects.tsv"
 SUMMARY_NAME = "summary.json"
@@ -58,8 +58,6 @@ RUN_NAME = "run.json"
 MANIFEST_NAME = "manifest.ndjson"  # not *.jsonl: annotation readers must not take it for a shard
 TMP_MARK = ".tmp"
 
-# What the run counts as tokens: words and punctuation marks, close to the tagger's tokenizer.
-_TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _TMP_RE = re.compile(r"^\..+\.tmp\d+$")
 
 
@@ -108,8 +106,9 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
 
 
 def count_tokens(text: str) -> int:
-    """The number of words and punctuation marks of ``text`` (the unit of tokens/s)."""
-    return len(_TOKEN_RE.findall(text))
+    """The number of words and punctuation marks of ``text`` (the unit of tokens/s), counted with the
+    tokenizer's own fallback pattern, :data:`share_ner.text.SIMPLE_TOKEN`."""
+    return len(SIMPLE_TOKEN.findall(text))
 
 
 @dataclass(frozen=True)

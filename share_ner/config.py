@@ -1,8 +1,8 @@
 """Training settings of the CRF tagger: a frozen dataclass saved beside the model.
 
 :class:`TaggerConfig` holds everything that decides what a trained model is:
-the tag scheme, the training algorithm and its settings, the feature groups (H-feat's
-``FeatureConfig``) and how the training-set gazetteer is built. It is read from
+the tag scheme, the training algorithm and its settings, the feature groups
+(``share_ner.features.FeatureConfig``) and how the training-set gazetteer is built. It is read from
 and written to JSON; unknown keys are rejected with the allowed list, so a typo
 in ``--config`` never silently trains a different model.
 """
@@ -21,7 +21,7 @@ from share_ner.settings import checked_settings
 SCHEMES = ("biohd", "bio")
 # CRFsuite training algorithms offered, and their iteration counts when the config gives none.
 # Passive-aggressive (type I) was chosen over L-BFGS by mean strict F1 on the dev splits of chia,
-# ncbi_disease and bc5cdr (0.776 against 0.773; see docs/tagger.md).
+# ncbi_disease and bc5cdr (see docs/tagger.md).
 ALGORITHMS = ("pa", "lbfgs")
 DEFAULT_ITERATIONS = {"pa": 30, "lbfgs": 150}
 
@@ -66,7 +66,7 @@ class TaggerConfig:
             mention when its distributed reading is a known term (biohd scheme only).
         balance_brackets: after tagging, repair mentions whose round brackets do not
             pair up (close with the next token or cut before the unpaired bracket).
-        features: H-feat's ``FeatureConfig`` (feature groups on/off).
+        features: ``share_ner.features.FeatureConfig`` (feature groups on/off).
     """
 
     scheme: str = "biohd"

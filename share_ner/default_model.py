@@ -31,22 +31,21 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from share_ner import __version__
+from share_ner import __version__, synthetic
 from share_ner.config import TaggerConfig
 from share_ner.errors import ShareNerError
+from share_ner.lexicons import cache_dir, default_lexicon
 from share_ner.model import FILES
 from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 
-# Chosen on chia/dev and ncbi_disease/dev (never on a test split); see eval/results/default_model.md.
+# Chosen on chia/dev and ncbi_disease/dev (never on a test split); see benchmarks/results/default_model.md.
 DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13)
-DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings eval/bench_default.py --tune chose
+DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings benchmarks/bench_default.py --tune chose
 PREFIX = "default-model"
 
 
 def cache_root() -> Path:
     """``$SHARE_NER_CACHE``, else ``$XDG_CACHE_HOME/share-ner``, else ``~/.cache/share-ner``."""
-    from share_ner.lexicons import cache_dir
-
     return cache_dir()
 
 
@@ -91,8 +90,6 @@ def _hp_obo() -> Path:
 
 def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER) -> str:
     """A hex digest of everything that decides the default model (cheap: no training data is generated)."""
-    import share_ner.synthetic as synthetic
-
     h = hashlib.sha256()
     h.update(__version__.encode("utf-8") + b"\0")
     h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
@@ -141,8 +138,7 @@ def default_model_dir(
                             "set SHARE_NER_CACHE to a writable directory") from None
     print(f"share-ner: building the default model into {final} (once)", file=sys.stderr, flush=True)
     try:
-        from share_ner.lexicons import default_lexicon
-        from share_ner.tagger import train_model
+        from share_ner.tagger import train_model  # training code: loaded only when a build is needed
 
         docs, gold = training_data(synth)
         built = train_model(docs, gold, work / "model", tagger, lexicon=default_lexicon(),

@@ -43,7 +43,7 @@ _BATCH = 32  # sentence-transformers sorts by length; small batches pad least (m
 _MEMO_LIMIT = 100_000  # query strings remembered per process (float16: about 75 MB at the limit)
 _CHUNK = 65_536  # names compared at once: queries x chunk float32 similarities
 # Name vectors of lexicons up to this size are held as float32 (768 MB at most), larger ones as float16, which
-# every search converts chunk by chunk: with 240,000 names that made a search of 16 queries 3.6 times slower
+# every search converts chunk by chunk, which made searches over the largest lexicons several times slower
 _FLOAT32_NAMES = 500_000
 
 

@@ -163,6 +163,15 @@ class Mention:
         return any(s1 < e2 and s2 < e1 for s1, e1 in self.spans for s2, e2 in other.spans)
 
 
+def span_past_end(doc: Document, mention: Mention) -> str | None:
+    """The one check that a mention lies within its note: ``None`` when it does, else the reason in one line
+    (the span that ends past the note's end), for the caller to raise with its file and line."""
+    size = len(doc.text)
+    if mention.end <= size:
+        return None
+    return f"span {mention.spans[-1][0]}-{mention.end} of note {doc.id} ends past the note's end ({size} characters)"
+
+
 @dataclass(frozen=True, slots=True)
 class Token:
     """A token with its half-open character offsets into the document text."""

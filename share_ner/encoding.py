@@ -46,7 +46,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence
+from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence, span_past_end
 from share_ner.errors import ShareNerError
 from share_ner.text import split_sentences
 
@@ -288,8 +288,7 @@ def _decode_indices(tags: Sequence[str], scheme: Scheme) -> list[tuple[int, ...]
 def _join_group(group: list[tuple[int, int]]) -> list[tuple[int, ...]]:
     """Mentions from a group of D fragments with no head: one mention, or pairs when there are 4 or more.
 
-    Nearly all discontiguous mentions have two fragments (Chia train: 613 of 630;
-    the rest three), so 4+ fragments are read as consecutive pairs ("left atrium
+    Nearly all discontiguous mentions have two fragments (a few have three), so 4+ fragments are read as consecutive pairs ("left atrium
     is dilated and right ventricle is hypertrophied"), an odd last one joining
     the last pair.
     """
@@ -475,13 +474,9 @@ def _encode_biohd(
 
 def check_mentions(doc: Document, mentions: Iterable[Mention]) -> None:
     """Raise :class:`ShareNerError` for a mention that does not fit inside ``doc``'s text."""
-    size = len(doc.text)
     for m in mentions:
-        if m.end > size:
-            spans = ",".join(f"{s}-{e}" for s, e in m.spans)
-            raise ShareNerError(
-                f"note {doc.id}: gold mention at offsets {spans} ends past the end of the note ({size} characters)"
-            )
+        if problem := span_past_end(doc, m):
+            raise ShareNerError(f"gold: {problem}")
 
 
 # ---------------------------------------------------------------- ceiling

@@ -6,7 +6,7 @@ A model directory holds everything needed to tag and normalize::
     config.json         format + package version, tagger/feature settings, what was trained on
     terms.tsv           term-matcher terms (lexicon names and training mentions), when used
     clusters.tsv        copy of the word clusters file, when used
-    normalizer/         H-lex's fitted Normalizer, when fitted
+    normalizer/         the fitted Normalizer, when fitted
 
 ``config.json`` records ``format_version``: a model written in another format
 version is refused with one line naming both versions; any share-ner that

@@ -1,6 +1,7 @@
 """Task 1b: give each disorder mention a CUI from a lexicon, or ``CUI-less``.
 
-The steps, in order (each can be switched off in :class:`NormalizerConfig`):
+The steps, in the order they run (each can be switched off in :class:`NormalizerConfig`; :data:`STEPS` names
+them in this order):
 
 1. ``gazetteer`` — the mention string (case-folded) was annotated in training:
    take its most frequent label there (``CUI-less`` included);
@@ -10,7 +11,8 @@ The steps, in order (each can be switched off in :class:`NormalizerConfig`):
 3. ``abbreviation`` — the mention is a short form defined in the note
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
-   queries of step 7;
+   queries of step 7 (a short form defined in the note, or listed in the site's
+   own list, is expanded before step 1: the note says what it means);
 4. ``partial`` — a coordination whose parts all match by steps 1-2 ("breast
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
@@ -56,7 +58,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -66,6 +68,8 @@ from share_ner.dense import name_vectors, nearest, vectors_cache_path
 from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.features.abbreviations import find_definitions
+from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -73,7 +77,6 @@ from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
 from share_ner.lexicons.index import (
     SEARCH_MEMO,
-    STOPWORDS,
     LexiconIndex,
     compile_index,
     exact_key,
@@ -83,7 +86,8 @@ from share_ner.lexicons.index import (
     soft_normalize,
     stem,
 )
-from share_ner.lexicons.lexicon import Lexicon, load_lexicon, write_lexicon
+from share_ner.lexicons.lexicon import Lexicon, write_lexicon
+from share_ner.lexicons.loader import load_lexicon
 from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 from share_ner.settings import checked_settings
 
@@ -97,7 +101,8 @@ ABBREVIATIONS_FILE = "abbreviations.tsv"  # a site's own abbreviation list, kept
 # Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
 COPY_LIMIT_BYTES = 5_000_000
 FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
-STEPS = ("gazetteer", "normalized", "rewrite", "abbreviation", "partial", "tfidf", "threshold")
+# The steps in the order they run (the module docstring); "partial" covers steps 4 and 6.
+STEPS = ("gazetteer", "normalized", "abbreviation", "partial", "rewrite", "tfidf", "threshold")
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,7 @@ class NormalizerConfig:
     top_k: int = 10  # tf-idf candidates per query and index
     fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
     use_ranker: bool = False  # re-rank tf-idf candidates by a logistic regression fitted on training notes
-    context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-4 in the same note
+    context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-6 in the same note
     fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
     composite_needs_coordination: bool = True  # tf-idf gives a composite id (D1+D2) only to "X and Y", "X, Y"
     coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
@@ -148,7 +153,14 @@ class NormalizerConfig:
         """This config with the steps after ``step`` (one of :data:`STEPS`) switched off (for ablations)."""
         if step not in STEPS:
             raise ShareNerError(f"unknown normalizer step {step!r}; expected one of {', '.join(STEPS)}")
-        on = set(STEPS[: STEPS.index(step) + 1])
+        return self.with_steps(STEPS[: STEPS.index(step) + 1])
+
+    def with_steps(self, steps: Sequence[str]) -> "NormalizerConfig":
+        """This config with exactly ``steps`` (names from :data:`STEPS`) switched on, the others off."""
+        on = set(steps)
+        if on - set(STEPS):
+            raise ShareNerError(f"unknown normalizer step(s) {', '.join(sorted(on - set(STEPS)))}; "
+                                f"expected {', '.join(STEPS)}")
         return replace(self, use_gazetteer="gazetteer" in on, use_normalized="normalized" in on,
                        use_rewrites="rewrite" in on,
                        use_abbreviations="abbreviation" in on, use_partial="partial" in on, use_tfidf="tfidf" in on,
@@ -299,30 +311,6 @@ def _may_be_defined(mention: str, text: str) -> bool:
     return False
 
 
-def _definitions_finder() -> Callable[[str], list]:
-    try:
-        from share_ner.features.abbreviations import find_definitions
-
-        return find_definitions
-    except ImportError:  # the features package is optional here: use scispaCy directly
-        import scispacy.abbreviation  # noqa: F401  (registers the factory)
-        import spacy
-
-        nlp = spacy.blank("en")
-        nlp.add_pipe("abbreviation_detector")
-
-        def find(text: str) -> list:
-            if "(" not in text:
-                return []
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                doc = nlp(text)
-            return sorted({((a.start_char, a.end_char), (a._.long_form.start_char, a._.long_form.end_char))
-                           for a in doc._.abbreviations})
-
-        return find
-
-
 def _clinical_abbreviations() -> dict[str, list[str]]:
     """The packaged clinical abbreviation list (none if it cannot be read)."""
     try:
@@ -358,7 +346,6 @@ class Normalizer:
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
-        self._find_definitions: Callable[[str], list] | None = None
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
@@ -369,10 +356,6 @@ class Normalizer:
         of the site list it had; it is saved with the normalizer."""
         self.site_abbreviations = {a: list(dict.fromkeys(e)) for a, e in abbreviations.items() if e}
         self._abbreviations = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The abbreviation detector is rebuilt on first use in the receiving process.
-        return {**self.__dict__, "_find_definitions": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -417,7 +400,7 @@ class Normalizer:
 
     def decide_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]],
                     trace: bool = False) -> list[list[Decision]]:
-        """Decisions for the mentions of several notes; steps 1-4 per mention, step 5 once for the batch."""
+        """Decisions for the mentions of several notes; steps 1-6 per mention, step 7 once for the batch."""
         cfg = self.config
         out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
         # (note, position, queries, thesaurus queries, tried)
@@ -609,13 +592,11 @@ class Normalizer:
         return max(votes, key=lambda c: (votes[c][0], self._prior.get(c, 0), votes[c][1], votes[c][2]))
 
     def _definitions(self, doc: Document) -> dict[str, str]:
-        if self._find_definitions is None:
-            self._find_definitions = _definitions_finder()
         out: dict[str, str] = {}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # spaCy warns when a note defines nothing
-                pairs = self._find_definitions(doc.text)
+                pairs = find_definitions(doc.text)
         except Exception:  # noqa: BLE001 -- a detector failure must not stop normalization; the step is skipped
             return out
         for (ss, se), (ls, le) in pairs:
@@ -667,7 +648,7 @@ class Normalizer:
 
     def _tfidf(self, queries: list[list[str]], trace: bool, context: Sequence[set[str]] | None = None,
                synonyms: Sequence[list[str]] | None = None) -> list[Decision]:
-        """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-4 in mention i's note;
+        """Step 7 for all pending mentions; ``context[i]``: labels decided by steps 1-6 in mention i's note;
         ``synonyms[i]``: thesaurus names searched too, their candidates' scores weighted by ``thesaurus_weight``."""
         cfg = self.config
         synonyms = synonyms if synonyms is not None else [[] for _ in queries]
@@ -814,7 +795,7 @@ class Normalizer:
         cosine no higher than the query's tf-idf hits, which are the top ``top_k`` by cosine. The score is
         monotone in each of these, and float rounding is monotone too, so a query whose bound is below the
         threshold would leave its mention CUI-less whatever its candidates: with the default model's threshold
-        (0.95, fitted on its invented notes) that is most queries of clinical notes."""
+        (high: it is fitted on invented notes) that is most queries of clinical notes."""
         cfg = self.config
         out = []
         for q_i in range(len(flat)):
@@ -946,8 +927,8 @@ def _dense_setting(meta: Mapping[str, Any]) -> bool:
 def prepare_caches(directory: str | Path) -> None:
     """Load the normalizer saved in ``directory``, which compiles its indexes into the on-disk cache, and for a
     ``dense`` normalizer embed its names into it too: what every worker of ``share-ner tag --jobs N`` would
-    otherwise build at once (a SNOMED CT-sized lexicon: about 10 s and 750 MB each; its names' embeddings:
-    about 10 CPU minutes each)."""
+    otherwise build at once (for a SNOMED CT-sized lexicon, seconds and hundreds of MB each, and minutes of CPU
+    for its names' embeddings; benchmarks/results/scale.md)."""
     norm = Normalizer.load(directory)
     if norm.config.dense:
         for index in (norm._lex, norm._gaz):
@@ -988,7 +969,7 @@ def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tupl
     candidate is scored the same way. Like the tf-idf hits, the added names depend only on the query, so they are
     remembered (up to :data:`SEARCH_MEMO` queries per index and process; see :meth:`LexiconIndex.search`)."""
     first = {q: i for i, q in reversed(list(enumerate(queries)))}
-    memo: dict[tuple[str, int], tuple[tuple[int, float], ...]] = index.__dict__.setdefault("_near", {})
+    memo: dict[tuple[str, int], tuple[tuple[int, float], ...]] = index.memo("nearest")
 
     def added(keys: list[tuple[str, int]]) -> list[tuple[tuple[int, float], ...]]:
         rows = [first[q] for q, _ in keys]
@@ -1061,7 +1042,7 @@ COVERAGE_PREFIX = 6
 @lru_cache(maxsize=200_000)
 def _content_prefixes(text: str) -> tuple[str, ...]:
     # Cached: each query meets top_k candidate names, and names recur across queries.
-    return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in STOPWORDS)
+    return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in NAME_JOINERS)
 
 
 NEGATIONS = frozenset({"no", "non", "not", "without"})
@@ -1096,7 +1077,7 @@ def _sigmoid(x: float) -> float:
 def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
             config: NormalizerConfig, abbreviations: Mapping[str, Sequence[str]] | None = None,
             ) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
-    """Fit the re-ranker and the CUI-less threshold on step-5 decisions for held-out notes.
+    """Fit the re-ranker and the CUI-less threshold on step-7 decisions for held-out notes.
 
     The notes are split into ``config.folds`` folds; each fold is normalized with the gazetteer of the other
     folds. The re-ranker (logistic regression: is this candidate the gold id?) learns from every candidate; the

@@ -26,6 +26,7 @@ from sklearn.preprocessing import normalize
 
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.features.stopwords import ENGLISH
 from share_ner.lexicons.gazetteer import mention_string
 from share_ner.lexicons.index import exact_key
 
@@ -33,7 +34,7 @@ CONTEXTS_FILE = "contexts.npz"
 N_FEATURES = 2 ** 18
 MIN_DF = 2  # a word seen in one training note only says nothing about the others
 
-_HASHER = HashingVectorizer(n_features=N_FEATURES, alternate_sign=False, norm=None, stop_words="english")
+_HASHER = HashingVectorizer(n_features=N_FEATURES, alternate_sign=False, norm=None, stop_words=sorted(ENGLISH))
 
 
 class NoteContexts:

@@ -40,6 +40,7 @@ from typing import Iterable, Mapping, Sequence
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
 from share_ner.formats.share import read_pipe_dir, write_pipe
+from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
 from share_ner.notes import read_notes, read_text_file
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -209,46 +210,21 @@ def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
 
     Only terms under *Phenotypic abnormality* (HP:0000118) are kept; obsolete
     terms are skipped. HPO ids are not UMLS CUIs, so terms are CUI-less unless
-    an ``xref: UMLS:C...`` line gives one. (H-lex's ``default_lexicon()`` reads
-    the same file but keeps no ``is_a`` links, which this filter needs to leave
-    out modes of inheritance, onset and frequency terms.)
+    an ``xref: UMLS:C...`` line gives one. The stanzas come from the lexicon's
+    OBO parser (:func:`share_ner.lexicons.hpo.parse_stanzas`); unlike the
+    lexicon, this filter follows the ``is_a`` links, to leave out modes of
+    inheritance, onset and frequency terms.
     """
-    if obo_path is None:
-        from share_ner.lexicons.hpo import hpo_obo_path
-
-        obo_path = hpo_obo_path()
-    parents: dict[str, list[str]] = {}
+    path = Path(obo_path) if obo_path is not None else hpo_obo_path()
+    parents: dict[str, tuple[str, ...]] = {}
     names: dict[str, list[str]] = {}
     umls: dict[str, str] = {}
-    current: str | None = None
-    syn_re = re.compile(r'^synonym: "(.*)" (EXACT|RELATED|NARROW|BROAD)')
-    with open(obo_path, encoding="utf-8") as f:
-        for raw in f:
-            line = raw.rstrip("\n")
-            if line.startswith("["):
-                current = None
-                if line == "[Term]":
-                    current = ""
-                continue
-            if current is None:
-                continue
-            if line.startswith("id: "):
-                current = line[4:]
-                names[current], parents[current] = [], []
-            elif not current:
-                continue
-            elif line.startswith("name: "):
-                names[current].insert(0, line[6:])
-            elif line.startswith("synonym: "):
-                m = syn_re.match(line)
-                if m and m.group(2) == "EXACT":
-                    names[current].append(m.group(1))
-            elif line.startswith("is_a: "):
-                parents[current].append(line[6:].split(" ", 1)[0])
-            elif line.startswith("xref: UMLS:") and current not in umls:
-                umls[current] = line[len("xref: UMLS:") :].split(" ", 1)[0]
-            elif line.startswith("is_obsolete: true"):
-                names[current] = []  # an obsolete term contributes no names
+    for stanza in parse_stanzas(path.read_text(encoding="utf-8")):
+        parents[stanza.id] = stanza.parents
+        names[stanza.id] = [] if stanza.obsolete else (
+            [stanza.name] * bool(stanza.name) + [s for s, scope in stanza.synonyms if scope == "EXACT"])
+        if stanza.cuis:
+            umls[stanza.id] = stanza.cuis[0]
     memo: dict[str, bool] = {}
 
     def under_root(hp: str, seen: frozenset = frozenset()) -> bool:

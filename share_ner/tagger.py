@@ -1,9 +1,9 @@
 """Training the CRF disorder-mention tagger (ShARe/CLEF 2013 Task 1a).
 
 :func:`train_model` turns notes and gold mentions into a model directory
-(see :mod:`share_ner.model`): each sentence (H-text's ``split_sentences``) gets
-its token features (H-feat's ``document_features``) and its tags (H-text's
-``encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
+(see :mod:`share_ner.model`): each sentence (``share_ner.text.split_sentences``) gets
+its token features (``share_ner.features.document_features``) and its tags
+(``share_ner.encoding.encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
 into ``pycrfsuite.Trainer.append`` so no Python copy of the training set is
 kept. CRFsuite's passive-aggressive learner (or L-BFGS with the config's
 ``c1``/``c2``) then fits the weights.
@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import pycrfsuite
 
 from share_ner.config import TaggerConfig
-from share_ner.document import Document, Mention, Sentence
+from share_ner.document import Document, Mention, Sentence, span_past_end
 from share_ner.encoding import decode, encode_report
 from share_ner.errors import ShareNerError
 from share_ner.features import FeatureResources, TermMatcher, document_features
@@ -115,15 +115,11 @@ def check_gold(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention
             if mentions:
                 raise ShareNerError(f"{what}: annotations for note {doc_id} but no such note among the texts")
             continue
-        n = len(doc.text)
         for m in mentions:
             if m.doc_id != doc_id:
                 raise ShareNerError(f"{what}: note {doc_id}: a mention names note {m.doc_id}")
-            if m.end > n:
-                spans = ",".join(f"{s}-{e}" for s, e in m.spans)
-                raise ShareNerError(
-                    f"{what}: note {doc_id}: mention {spans} ends past the end of the note ({n} characters)"
-                )
+            if problem := span_past_end(doc, m):
+                raise ShareNerError(f"{what}: {problem}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,7 +154,7 @@ def mention_terms(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Ment
 
 @dataclass(frozen=True)
 class TaggerResources:
-    """What feature building needs: H-feat's ``FeatureResources`` and the gazetteer's head words."""
+    """What feature building needs: ``share_ner.features.FeatureResources`` and the gazetteer's head words."""
 
     features: Any
     head_words: frozenset[str] = frozenset()
@@ -426,7 +422,7 @@ def balance_brackets(sentence: Sentence, mentions: list[Mention]) -> list[Mentio
     opening one at the start is matched by the token before when it is ``(``, else the
     mention starts after it ("metastatic) malignant melanoma" → "malignant melanoma").
     A mention left with no tokens is dropped. Gold mentions almost never have unpaired
-    brackets (7 of 8,406 on chia/train, none on NCBI disease or BC5CDR train).
+    brackets (docs/tagger.md counts them).
     """
     tokens = sentence.tokens
     if not any("(" in t.text or ")" in t.text for t in tokens):
@@ -651,11 +647,11 @@ def train_model(
         gold: gold mentions by note id.
         out_dir: the model directory to write (replaced atomically if it is a model already).
         config: training settings; defaults to :class:`TaggerConfig()`.
-        lexicon: H-lex ``Lexicon`` whose names become term-matcher features
+        lexicon: a ``share_ner.lexicons.Lexicon`` whose names become term-matcher features
             and which the normalizer is fitted on; None for no lexicon.
-        clusters: word → cluster id (H-feat's ``load_clusters``); copied into the model.
+        clusters: word → cluster id (``share_ner.features.load_clusters``); copied into the model.
         dev: (notes, gold) scored after training; the scores go to config.json.
-        fit_normalizer: fit H-lex's Normalizer and keep it in ``normalizer/``.
+        fit_normalizer: fit the Normalizer and keep it in ``normalizer/``.
         normalizer_config: its ``NormalizerConfig`` (default settings when None).
         normalizer_abbreviations: a site's own abbreviation list for the normalizer, kept in the model.
         clusters_source: where the clusters came from, recorded in config.json.
@@ -816,13 +812,13 @@ def _lexicon_info(lexicon: Any) -> dict[str, Any] | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Scoring (H-eval's scorer).
+# Scoring (share_ner.eval's scorer).
 # --------------------------------------------------------------------------------------------
 
 
 def score_dict(gold: Mapping[str, Sequence[Mention]], pred: Mapping[str, Sequence[Mention]],
                docs: Mapping[str, Document] | None = None) -> dict[str, Any]:
-    """Strict/relaxed precision, recall and F1 of ``pred`` against ``gold`` (H-eval's scorer)."""
+    """Strict/relaxed precision, recall and F1 of ``pred`` against ``gold`` (``share_ner.eval.scoring.score``)."""
     from share_ner.eval.scoring import score
 
     ids = set(gold) | set(pred)

@@ -10,7 +10,7 @@ built once per process on first use and shared. On top of it:
 * no token contains whitespace (spaCy's whitespace tokens are dropped), except
   a placeholder such as ``[**Last Name (NamePattern1) 123**]``;
 * a few extra splits where gold mention boundaries often fall inside a
-  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``eval/bench_ceiling.py``);
+  scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``benchmarks/bench_ceiling.py``);
 * runs of 300+ non-space characters are cut by a simple regex, because
   spaCy's affix loop is quadratic in a token's length.
 
@@ -65,7 +65,7 @@ def get_tokenizer() -> Any:
 
 _WS = re.compile(r"\s")
 _LONG_RUN = re.compile(r"\S{300,}")
-_SIMPLE_TOKEN = re.compile(r"\w+|[^\w\s]")
+SIMPLE_TOKEN = re.compile(r"\w+|[^\w\s]")  # a word or one punctuation mark (also the unit of tokens/s)
 _NONWS = re.compile(r"\S+")
 # Words after a hyphen that start a new unit: "tumor-associated", "flu-like".
 _HYPHEN_SUFFIXES = (
@@ -78,7 +78,7 @@ _HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo", "co", "extra")
 
 # Extra separators inside scispacy tokens, each becoming a token of its own,
 # where gold mention boundaries fall inside scispacy's tokens on chia, NCBI
-# disease and BC5CDR train (measured by eval/bench_ceiling.py):
+# disease and BC5CDR train (measured by benchmarks/bench_ceiling.py):
 # commas glued to words (mtsamples-style "fever.,EXAM:,Neck"; not 1,000),
 # a dot or colon before such a comma, an opening parenthesis glued to a word
 # ("arthritis(knee"), "/" between two words ("MI/CHF", "fibrillation/flutter";
@@ -176,7 +176,7 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
             append(Token(text[s:e], s, e))
     if long_runs:
         for a, b in long_runs:
-            tokens.extend(Token(text[m.start() : m.end()], m.start(), m.end()) for m in _SIMPLE_TOKEN.finditer(masked, a, b))
+            tokens.extend(Token(text[m.start() : m.end()], m.start(), m.end()) for m in SIMPLE_TOKEN.finditer(masked, a, b))
         tokens.sort(key=lambda t: t.start)
     if placeholders:
         tokens = _fix_placeholders(text, tokens, placeholders)

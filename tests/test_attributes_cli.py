@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_tag_cli import model_dir  # noqa: F401 - the tiny trained model of the tag tests
-
 from share_ner.cli import main
 from share_ner.formats import read_annotations
 from share_ner.notes import read_notes
@@ -56,13 +54,13 @@ def test_a_span_outside_its_note_is_the_usual_error(tmp_path: Path, capsys):
     assert code == 2 and "ends past the note's end" in err and err.count("\n") == 1
 
 
-def test_pipeline_fills_attributes_and_they_never_change_the_mentions(model_dir: Path):  # noqa: F811
+def test_pipeline_fills_attributes_and_they_never_change_the_mentions(small_model: Path):
     from share_ner.attributes import ContextMatcher
     from share_ner.pipeline import Pipeline
 
     docs = list(read_notes(TAGGER_FIXTURES / "text").values())
-    with_attrs = Pipeline.load(model_dir)
-    without = Pipeline.load(model_dir)
+    with_attrs = Pipeline.load(small_model)
+    without = Pipeline.load(small_model)
     without.use_attributes(None)
     a = [with_attrs.annotate(d) for d in docs]
     b = [without.annotate(d) for d in docs]
@@ -77,8 +75,8 @@ def test_pipeline_fills_attributes_and_they_never_change_the_mentions(model_dir:
         assert [m.attributes for m in ms] == matcher.attributes(doc, ms)
 
 
-def test_tag_jsonl_has_attributes_unless_no_attributes(model_dir: Path, tmp_path: Path):  # noqa: F811
-    args = ["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model_dir), "--format", "jsonl", "--quiet"]
+def test_tag_jsonl_has_attributes_unless_no_attributes(small_model: Path, tmp_path: Path):
+    args = ["tag", str(TAGGER_FIXTURES / "text"), "--model", str(small_model), "--format", "jsonl", "--quiet"]
     assert main(args + ["--out", str(tmp_path / "with")]) == 0
     assert main(args + ["--out", str(tmp_path / "without"), "--no-attributes"]) == 0
 
@@ -91,10 +89,10 @@ def test_tag_jsonl_has_attributes_unless_no_attributes(model_dir: Path, tmp_path
     assert all("attributes" in m for m in with_) and not any("attributes" in m for m in without)
 
 
-def test_tag_rejects_a_bad_rules_file_before_any_work(model_dir: Path, tmp_path: Path, capsys):  # noqa: F811
+def test_tag_rejects_a_bad_rules_file_before_any_work(small_model: Path, tmp_path: Path, capsys):
     rules = tmp_path / "r.tsv"
     rules.write_text("no\tnegation\tyes\n", encoding="utf-8")
-    code = main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model_dir), "--out", str(tmp_path / "o"),
+    code = main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(small_model), "--out", str(tmp_path / "o"),
                  "--context-rules", str(rules)])
     assert code == 2 and f"{rules}:1: expected 4 or 5 tab-separated columns" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

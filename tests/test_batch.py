@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
+from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 from share_ner.batch import BatchOptions, NoteResult, annotate_note, annotate_notes, count_tokens, run_batch
 from share_ner.document import Document, Mention

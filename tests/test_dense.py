@@ -45,8 +45,7 @@ class ToyEncoder:
 
 
 @pytest.fixture(autouse=True)
-def toy(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+def toy(monkeypatch):
     monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
     monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: {})
     encoder = ToyEncoder()
@@ -231,10 +230,10 @@ def test_names_added_by_embedding_are_remembered_per_query(monkeypatch):
     real = normalizer_mod.nearest
     monkeypatch.setattr(normalizer_mod, "nearest", lambda q, v, k: calls.append(len(q)) or real(q, v, k))
     assert seen(norm.decide_many(batch)) == alone and calls == []  # every query's added names remembered
-    assert ("headache", 2) in norm._lex.__dict__["_near"]
+    assert ("headache", 2) in norm._lex.memo("nearest")
     norm._lex.forget_searches()
     assert seen(norm.decide_many(batch)) == alone
-    assert len(calls) == 1 and calls[0] == len({q for q, _ in norm._lex.__dict__["_near"]})  # one product, no repeats
+    assert len(calls) == 1 and calls[0] == len({q for q, _ in norm._lex.memo("nearest")})  # one product, no repeats
 
 
 def test_a_query_that_cannot_reach_the_threshold_is_not_embedded(toy):

@@ -160,7 +160,7 @@ def test_tags_are_declared_by_schemes():
 
 def test_mention_outside_note_is_a_clear_error():
     doc = Document("note7", "short text")
-    with pytest.raises(ShareNerError, match=r"note note7: gold mention at offsets 5-40 ends past the end"):
+    with pytest.raises(ShareNerError, match=r"gold: span 5-40 of note note7 ends past the note's end \(10 characters\)"):
         check_mentions(doc, [Mention("note7", ((5, 40),))])
 
 

@@ -27,12 +27,6 @@ from share_ner.lexicons.index import normalized_key, soft_normalize
 META = Path(__file__).parent / "fixtures" / "umls" / "META"
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    # Compiled indexes go to a temporary cache, never the user's.
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
-
-
 # What the fixture gives by default: English, SUPPRESS=N, SNOMEDCT_US, Disorders group, case duplicates dropped,
 # fully specified names without their semantic tag ("Diabetes mellitus (disorder)" repeats the preferred term).
 DEFAULT_ROWS = [
@@ -159,6 +153,18 @@ def test_lexicon_round_trip_and_column_order(tmp_path):
     assert lex.entries[1] == LexiconEntry("C2", "b", "", (), False, 1)
     p.write_text("preferred\tname\tcui\tsemtypes\tsource\nN\tfever\tC0015967\tT184\tX\n", encoding="utf-8")
     assert load_lexicon(p).entries == (LexiconEntry("C0015967", "fever", "X", ("T184",), False),)
+
+
+def test_index_memos_live_with_the_search_results(tmp_path, monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    index = compile_index(Lexicon.from_entries([LexiconEntry("C1", "Heart attack")]), use_cache=False)
+    index.memo("derived")["q"] = 1
+    assert index.memo("derived") == {"q": 1} and index.memo("other") == {}
+    assert pickle.loads(pickle.dumps(index)).memo("derived") == {}  # per process, never pickled
+    index.forget_searches()
+    assert index.memo("derived") == {}
 
 
 def test_index_cache_is_written_and_reused(tmp_path, monkeypatch):

@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
-import io
 from pathlib import Path
 
 import pytest
+from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 from share_ner.errors import InputError
 from share_ner.mimic import MIMIC_III, MIMIC_IV, is_csv_path, iter_csv_notes, read_header
-
-III_HEADER = ["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY",
-              "DESCRIPTION", "CGID", "ISERROR", "TEXT"]
-IV_HEADER = ["note_id", "subject_id", "hadm_id", "note_type", "note_seq", "charttime", "storetime", "text"]
-
-NOTE_1 = "Admission Date:  [**2151-7-16**]\r\nHistory: fever and pneumonia at [**Hospital1 18**].\r\n"
-NOTE_2 = 'Pt said "no pain",\nthen, later, denied diabetes.'
-NOTE_3 = "Radiology: no acute process."
-
-
-def mimic3_csv(rows: list[tuple[str, str, str, str]]) -> str:
-    """MIMIC-III NOTEEVENTS content for (ROW_ID, CATEGORY, ISERROR, TEXT) rows; header and text quoted as exported."""
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf, lineterminator="\n")
-    buf.write(",".join(f'"{h}"' for h in III_HEADER) + "\n")
-    for row_id, category, iserror, text in rows:
-        w.writerow([row_id, "22532", "167853", "2151-08-04", "", "", category, "Report", "", iserror, text])
-    return buf.getvalue()
-
-
-def mimic4_csv(rows: list[tuple[str, str, str]]) -> str:
-    """MIMIC-IV-Note content for (note_id, note_type, text) rows."""
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(IV_HEADER)
-    for note_id, note_type, text in rows:
-        w.writerow([note_id, "10000032", "22595853", note_type, "21", "2180-05-07 00:00:00", "2180-05-09 15:26:00", text])
-    return buf.getvalue()
-
-
-def write(path: Path, content: str, gz: bool = False) -> Path:
-    data = content.encode("utf-8")
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
+from share_ner.text import tokenize
 
 
 @pytest.fixture
@@ -146,9 +112,8 @@ def test_csv_paths_are_recognised_by_name() -> None:
 
 
 def test_placeholders_stay_single_tokens_at_csv_offsets(noteevents: Path) -> None:
-    text_mod = pytest.importorskip("share_ner.text")
     doc = next(iter(iter_csv_notes(noteevents))).doc
-    tokens = text_mod.tokenize(doc.text)
+    tokens = tokenize(doc.text)
     spans = {(t.start, t.end) for t in tokens}
     for placeholder in ("[**2151-7-16**]", "[**Hospital1 18**]"):
         start = doc.text.index(placeholder)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from share_ner.cli import main
-from share_ner.eval.bench_normalizer import accuracy
+from share_ner.eval.accuracy import accuracy
 from share_ner.formats.share import read_pipe_dir
 from share_ner.lexicons import default_lexicon
 from share_ner.normalizer import Normalizer

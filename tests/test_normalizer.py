@@ -22,12 +22,6 @@ ENTRIES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    # Compiled indexes go to a temporary cache, never the user's.
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
-
-
 @pytest.fixture
 def lexicon() -> Lexicon:
     return Lexicon.from_entries(ENTRIES, "fixture")
@@ -151,6 +145,18 @@ def test_config_rejects_unknown_keys():
     with pytest.raises(ShareNerError, match="unknown normalizer setting"):
         NormalizerConfig.from_dict({"use_gazeteer": True})
     assert NormalizerConfig().up_to("normalized").use_tfidf is False
+
+
+def test_up_to_follows_the_run_order_and_with_steps_switches_exactly_those_on():
+    from share_ner.normalizer import STEPS
+
+    assert STEPS.index("abbreviation") < STEPS.index("partial") < STEPS.index("rewrite") < STEPS.index("tfidf")
+    c = NormalizerConfig().up_to("partial")
+    assert (c.use_abbreviations, c.use_partial, c.use_rewrites, c.use_tfidf) == (True, True, False, False)
+    c = NormalizerConfig().with_steps(["gazetteer", "rewrite"])
+    assert (c.use_gazetteer, c.use_normalized, c.use_rewrites, c.use_threshold) == (True, False, True, False)
+    with pytest.raises(ShareNerError, match="unknown normalizer step"):
+        NormalizerConfig().with_steps(["gazeteer"])
 
 
 def test_save_load_round_trip(tmp_path, lexicon):

@@ -11,11 +11,6 @@ from share_ner.lexicons import Lexicon, LexiconEntry
 from share_ner.normalizer import Normalizer, NormalizerConfig, word_coverage
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
-
-
 def test_word_coverage_hand_counted():
     assert word_coverage("spotty increased pigmentation", "spotty decreased pigmentation") == pytest.approx(2 / 3)
     # stop words are not counted; words agree on their first six letters (abnormality / abnormal)

@@ -1,12 +1,10 @@
-"""Leave-one-name-out queries (the lexicon-only dev set) and the no-training-data CUI-less threshold."""
+"""The HPO OBO parser, a name linked by the rest of the lexicon when it is left out, and the no-training-data
+CUI-less threshold."""
 
 from __future__ import annotations
 
-import pytest
-
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
-from share_ner.lexicons.holdout import leave_one_name_out, lexicon_without
 from share_ner.lexicons.hpo import HpoTerm, parse_obo, parse_terms
 from share_ner.normalizer import Normalizer, NormalizerConfig
 
@@ -45,10 +43,6 @@ xref: UMLS:C9999999
 """
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
-
 
 def test_parse_terms_keeps_ids_synonyms_and_xref_order():
     terms = list(parse_terms(OBO))
@@ -59,32 +53,9 @@ def test_parse_terms_keeps_ids_synonyms_and_xref_order():
     assert len(list(parse_obo(OBO))) == 2 * 3 + 3 + 3
 
 
-def test_leave_one_name_out_is_seeded_and_skips_shared_synonyms():
-    terms = list(parse_terms(OBO))
-    a = leave_one_name_out(terms, 10, seed=3)
-    assert a == leave_one_name_out(terms, 10, seed=3)
-    names = {t.name for t in terms}
-    for q in a:
-        term = next(t for t in terms if t.id == q.term_id)
-        assert q.name in term.synonyms and q.name not in names and q.cuis == term.cuis
-        assert q.name != "Epilepsy"  # it names two terms: the right answer would be ambiguous
-    assert len(leave_one_name_out(terms, 1, seed=3)) == 1
-    # over many seeds every usable synonym is drawn at some point, and never the shared one
-    drawn = {q.name for s in range(40) for q in leave_one_name_out(terms, 10, seed=s)}
-    assert drawn == {"Seizures", "Cephalgia", "Pyrexia", "High temperature"}
-
-
-def test_lexicon_without_drops_the_string_case_insensitively():
-    entries = list(parse_obo(OBO))
-    lex = lexicon_without(entries, ["pyrexia"], "test")
-    assert "Pyrexia" not in {e.name for e in lex.entries}
-    assert len(lex) == len(entries) - 1
-    assert lex.content_hash != Lexicon.from_entries(entries).content_hash
-
-
 def test_held_out_name_is_linked_by_the_rest_of_the_lexicon():
     entries = list(parse_obo(OBO))
-    norm = Normalizer(lexicon_without(entries, ["Seizures"], "held out"), None)
+    norm = Normalizer(Lexicon.from_entries([e for e in entries if e.name != "Seizures"], "held out"), None)
     doc = Document("q", "Seizures")
     (d,) = norm.decide(doc, [Mention("q", ((0, 8),))])
     assert d.method == "normalized" and d.cui == "C0014544"  # the plural folds onto the name
@@ -104,3 +75,13 @@ def test_default_threshold_without_training_data():
     for t in (d.score - 1e-6, d.score + 1e-6):
         got = Normalizer(lex, None, NormalizerConfig(default_threshold=t)).normalize(doc, [m])[0].cui
         assert got == ("C1" if d.score >= t else CUI_LESS)
+
+
+def test_parse_stanzas_keeps_every_term_as_written():
+    from share_ner.lexicons.hpo import parse_stanzas
+
+    stanzas = {s.id: s for s in parse_stanzas(OBO)}
+    assert list(stanzas) == ["HP:1", "HP:2", "HP:3", "HP:4"]  # the obsolete term too, flagged
+    assert stanzas["HP:4"].obsolete and not stanzas["HP:1"].obsolete
+    assert stanzas["HP:1"].synonyms[-1] == ("Fits", "BROAD")  # every scope, for the caller to choose
+    assert stanzas["HP:1"].cuis == ("C0014544", "C0036572")

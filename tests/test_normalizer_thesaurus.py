@@ -17,8 +17,7 @@ SETS = {normalized_key("nephroblastoma"): [("Nephroblastoma", "Wilms tumor", "Wi
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+def fixed_resources(monkeypatch):
     monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
     monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: SETS)
 

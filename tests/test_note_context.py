@@ -15,8 +15,7 @@ from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path_factory.getbasetemp() / "share-ner-cache"))
+def no_clinical_abbreviations(monkeypatch):
     monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
 
 

@@ -35,3 +35,36 @@ def test_package_data_covers_the_default_corpus_and_abbreviations():
     assert "data/**/*" in data["share_ner.lexicons"]
     assert any((ROOT / "share_ner" / "data" / "default_corpus").rglob("*.pipe.txt"))
     assert (ROOT / "lexicons" / "data" / "clinical_abbreviations.tsv").is_file()
+
+
+def test_benchmarks_stay_outside_the_package_and_the_tests():
+    assert "benchmarks" not in {folder.split("/")[0] for folder in _setuptools()["package-dir"].values()}
+    assert not list((ROOT / "eval").glob("bench_*.py")), "benchmark scripts live in benchmarks/"
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    for test in (ROOT / "tests").rglob("*.py"):
+        text = test.read_text(encoding="utf-8")
+        assert not any(f"import {s}" in text or f"from {s} import" in text for s in scripts), test.name
+
+
+def test_the_version_is_written_once():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert _setuptools()["dynamic"]["version"] == {"attr": "share_ner.__version__"}
+
+
+def test_the_readme_results_are_the_results_files():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fill_readme.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_tests_run_with_a_private_cache():
+    import os
+
+    from share_ner.lexicons import cache_dir
+
+    cache = Path(os.environ["SHARE_NER_CACHE"])
+    assert cache_dir() == cache and not cache.is_relative_to(Path.home() / ".cache")

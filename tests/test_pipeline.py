@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tagger-only model trained through the library call H-default uses."""
+    """A tagger-only model trained through the library call the default model's build uses."""
     docs = read_notes(FIXTURES / "text")
     gold = read_pipe_dir(FIXTURES / "gold")
     out = tmp_path_factory.mktemp("pipeline") / "model"

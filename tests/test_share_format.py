@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from share_ner.document import Mention
 from share_ner.errors import InputError
-from share_ner.formats import share
+from share_ner.formats import read_annotations, share
+from share_ner.notes import read_notes
+
+CRLF = Path(__file__).parent / "fixtures" / "share_crlf"  # a note and its pipe file, both with CRLF line ends
 
 
 def test_parse_discontiguous_line():
@@ -55,6 +60,21 @@ def test_write_then_read_gives_same_mentions(tmp_path):
     ms = [Mention("n", ((0, 4),)), Mention("n", ((5, 9), (20, 31)), "C0018681")]
     share.write_pipe(tmp_path / "n.pipe.txt", ms)
     assert share.read_pipe(tmp_path / "n.pipe.txt") == ms
+
+
+def test_crlf_note_and_pipe_file_round_trip_byte_for_byte(tmp_path):
+    note = (CRLF / "text" / "crlf01.txt").read_bytes()
+    data = (CRLF / "gold" / "crlf01.pipe.txt").read_bytes()
+    assert b"\r\n" in note and data.count(b"\r\n") == 3  # git keeps the bytes (.gitattributes: -text)
+    doc = read_notes(CRLF / "text")["crlf01"]
+    assert doc.text.encode("utf-8") == note  # read as stored: every \r kept
+    mentions = share.read_pipe(CRLF / "gold" / "crlf01.pipe.txt")
+    # the offsets count the \r of each line end before the mention
+    assert [m.text(doc.text) for m in mentions] == ["left atrium dilated", "Chest pain", "fever"]
+    assert read_annotations(CRLF / "gold", {"crlf01": doc}) == {"crlf01": mentions}  # offsets checked
+    assert share.format_pipe(mentions, share.detect_newline(data.decode("utf-8"))).encode("utf-8") == data
+    share.write_pipe(tmp_path / "crlf01.pipe.txt", mentions, newline="\r\n")
+    assert (tmp_path / "crlf01.pipe.txt").read_bytes() == data
 
 
 def test_every_shared_gold_file_round_trips_byte_for_byte(shared_data):

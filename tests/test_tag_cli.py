@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_mimic import NOTE_1, NOTE_3, mimic3_csv, write
+from mimic_csv import NOTE_1, NOTE_3, mimic3_csv, write
 
 from share_ner.cli import main
 from share_ner.formats import read_annotations
@@ -15,25 +15,14 @@ from share_ner.notes import read_notes
 TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A model trained on the six tagger fixture notes (no lexicon: quick)."""
-    tagger = pytest.importorskip("share_ner.tagger")
-    from share_ner.formats.share import read_pipe_dir
-
-    docs = read_notes(TAGGER_FIXTURES / "text")
-    gold = read_pipe_dir(TAGGER_FIXTURES / "gold")
-    return tagger.train_model(docs, gold, tmp_path_factory.mktemp("model") / "m", fit_normalizer=False)
-
-
-def test_tag_directory_matches_the_pipeline(model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_tag_directory_matches_the_pipeline(small_model: Path, tmp_path: Path, capsys) -> None:
     from share_ner.pipeline import Pipeline
 
     out = tmp_path / "out"
-    assert main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(model_dir), "--out", str(out)]) == 0
+    assert main(["tag", str(TAGGER_FIXTURES / "text"), "--model", str(small_model), "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert err.startswith("share-ner: tagged 6 notes (") and "tokens/s" in err
-    pipeline = Pipeline.load(model_dir)
+    pipeline = Pipeline.load(small_model)
     expected = {d.id: pipeline.annotate(d) for d in read_notes(TAGGER_FIXTURES / "text").values()}
     assert read_annotations(out) == expected
     assert sum(map(len, expected.values())) > 0
@@ -41,10 +30,10 @@ def test_tag_directory_matches_the_pipeline(model_dir: Path, tmp_path: Path, cap
     assert summary["notes"] == 6 and summary["mentions"] == sum(map(len, expected.values()))
 
 
-def test_tag_csv_to_stdout_with_jobs_2(model_dir: Path, tmp_path: Path, capsys) -> None:
+def test_tag_csv_to_stdout_with_jobs_2(small_model: Path, tmp_path: Path, capsys) -> None:
     csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([
         ("1", "Discharge summary", "", NOTE_1), ("2", "Radiology", "", NOTE_3), ("3", "Radiology", "1", "x")]))
-    assert main(["tag", str(csv_path), "--model", str(model_dir), "--jobs", "2", "--quiet"]) == 0
+    assert main(["tag", str(csv_path), "--model", str(small_model), "--jobs", "2", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
     lines = [json.loads(x) for x in captured.out.splitlines()]
@@ -52,7 +41,7 @@ def test_tag_csv_to_stdout_with_jobs_2(model_dir: Path, tmp_path: Path, capsys) 
     for rec, text in zip(lines, (NOTE_1, NOTE_3)):
         for m in rec["mentions"]:
             assert m["text"] == " ".join(text[s:e] for s, e in m["spans"])
-    assert main(["tag", str(csv_path), "--model", str(model_dir), "--quiet", "--include-errors",
+    assert main(["tag", str(csv_path), "--model", str(small_model), "--quiet", "--include-errors",
                  "--category", "radiology"]) == 0
     assert [json.loads(x)["doc_id"] for x in capsys.readouterr().out.splitlines()] == ["2", "3"]
 
@@ -97,14 +86,12 @@ def test_missing_input_is_reported_before_any_model_is_built(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("dense", [False, True])
-def test_jobs_2_builds_a_new_lexicon_index_once(tmp_path: Path, monkeypatch, capsys, dense: bool) -> None:
-    tagger = pytest.importorskip("share_ner.tagger")
+def test_jobs_2_builds_a_new_lexicon_index_once(small_model_with_normalizer: Path, tmp_path: Path, monkeypatch, capsys,
+                                                 dense: bool) -> None:
     import share_ner.commands.tag as tag_cmd
-    from share_ner.formats.share import read_pipe_dir
     from share_ner.lexicons import index as index_mod
 
-    docs = read_notes(TAGGER_FIXTURES / "text")
-    model = tagger.train_model(docs, read_pipe_dir(TAGGER_FIXTURES / "gold"), tmp_path / "m")  # with a normalizer
+    model = small_model_with_normalizer
     # a dense model's workers load their own (PyTorch is not fork-safe): the caches are built once beforehand;
     # otherwise the workers are forked from this process once it has loaded the model, cold cache or not
     monkeypatch.setattr(tag_cmd, "_uses_dense", lambda model: dense)
@@ -121,19 +108,17 @@ def test_jobs_2_builds_a_new_lexicon_index_once(tmp_path: Path, monkeypatch, cap
     assert read_annotations(tmp_path / "a") == read_annotations(tmp_path / "b") == read_annotations(tmp_path / "c")
 
 
-def test_tag_with_a_site_abbreviation_list(model_dir: Path, tmp_path: Path, capsys) -> None:
-    tagger = pytest.importorskip("share_ner.tagger")
+def test_tag_with_a_site_abbreviation_list(small_model: Path, small_model_with_normalizer: Path, tmp_path: Path,
+                                           capsys) -> None:
     from share_ner.batch import load_annotator
-    from share_ner.formats.share import read_pipe_dir
 
     site = tmp_path / "site.tsv"
     site.write_text("abbreviation\texpansion\nXQZ\theadache\n", encoding="utf-8")
     note = str(TAGGER_FIXTURES / "text")
     # a model without a normalizer has no use for the list
-    assert main(["tag", note, "--model", str(model_dir), "--abbreviations", str(site), "--quiet"]) == 2
+    assert main(["tag", note, "--model", str(small_model), "--abbreviations", str(site), "--quiet"]) == 2
     assert "has no normalizer" in capsys.readouterr().err
-    model = tagger.train_model(read_notes(TAGGER_FIXTURES / "text"), read_pipe_dir(TAGGER_FIXTURES / "gold"),
-                               tmp_path / "m")
+    model = small_model_with_normalizer
     assert load_annotator(model, {"XQZ": ["headache"]}).pipeline.normalizer.site_abbreviations == {"XQZ": ["headache"]}
     out = tmp_path / "out"
     assert main(["tag", note, "--model", str(model), "--abbreviations", str(site), "--out", str(out), "--quiet"]) == 0

@@ -81,7 +81,7 @@ def test_check_gold_rejects_mention_past_end_of_note() -> None:
     check_gold(docs, {"n1": [Mention("n1", ((0, 10),))]})
     with pytest.raises(ShareNerError) as err:
         check_gold(docs, {"n1": [Mention("n1", ((0, 5), (6, 40)))]})
-    assert str(err.value) == "gold: note n1: mention 0-5,6-40 ends past the end of the note (11 characters)"
+    assert str(err.value) == "gold: span 6-40 of note n1 ends past the note's end (11 characters)"
     with pytest.raises(ShareNerError, match="note n2 but no such note"):
         check_gold(docs, {"n2": [Mention("n2", ((0, 1),))]})
 

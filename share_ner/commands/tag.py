@@ -13,6 +13,7 @@ from pathlib import Path
 from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, in_child, load_annotator, run_batch
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
+from share_ner.formats import FORMATS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="M", help="model directory (default: the built-in default model)")
     p.add_argument("--out", metavar="DIR",
                    help="output directory; without it, JSON Lines go to stdout")
-    p.add_argument("--format", choices=("share", "brat", "jsonl", "bioc"), dest="fmt",
+    p.add_argument("--format", choices=FORMATS, dest="fmt",
                    help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports)")
     p.add_argument("--jobs", type=at_least(1), default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--category", action="append", default=[], metavar="C",
@@ -59,10 +60,8 @@ def _model_dir(arg: str | None) -> Path:
         if not path.is_dir():
             raise ShareNerError(f"{path}: no such model directory")
         return path.resolve()
-    try:
-        from share_ner.default_model import default_model_dir
-    except ImportError:
-        raise ShareNerError("no default model in this installation; pass --model DIR") from None
+    from share_ner.default_model import default_model_dir  # needed only without --model
+
     return Path(default_model_dir()).resolve()
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from share_ner.document import Document, Mention
+from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import bioc, brat, jsonl, share, share2014
 from share_ner.notes import doc_id_from_path, is_gold_file, read_text_file
@@ -152,13 +152,8 @@ def check_offsets(located: _Located, notes: Mapping[str, Document]) -> None:
         if doc is None:
             continue
         for lineno, m, words in mentions:
-            if m.end > len(doc.text):
-                raise InputError(
-                    path,
-                    f"span {m.spans[-1][0]}-{m.end} of note {doc_id} ends past the note's end "
-                    f"({len(doc.text)} characters)",
-                    lineno,
-                )
+            if problem := span_past_end(doc, m):
+                raise InputError(path, problem, lineno)
             if words and words.split() != m.text(doc.text).split():
                 where = ";".join(f"{s}-{e}" for s, e in m.spans)
                 raise InputError(

@@ -1,6 +1,6 @@
 """Throughput of ``share-ner tag`` end to end (read, tokenize, features, CRF, normalize, write).
 
-On the MTSamples notes of ``../shared/data/mtsamples/raw/notes`` (4,966 notes,
+On the MTSamples notes of ``mtsamples/raw/notes`` of the corpora directory (``--data``) (4,966 notes,
 15.2 M characters; relative to the repository), with the default model
 (``share_ner.default_model.default_model_dir()``) or, when it is not available,
 a model trained here on ``chia/train`` (cached under the system temp directory;
@@ -12,9 +12,9 @@ the table says which). Measures, each run in a fresh child process:
 - a cProfile of one process on the first ``--profile-notes`` notes, grouped by stage;
 - the projection for MIMIC-III NOTEEVENTS (2,083,180 notes) on 16 cores.
 
-Prints a table and writes ``eval/results/throughput.md``::
+Prints a table and writes ``benchmarks/results/throughput.md``::
 
-    nice python eval/bench_throughput.py [--model M] [--notes DIR] [--limit N] [--profile-notes N] [--out FILE]
+    nice python benchmarks/bench_throughput.py [--model M] [--notes DIR] [--limit N] [--profile-notes N] [--out FILE]
 
 The machine may be shared: the CPU-time figures are the load-independent ones.
 """
@@ -29,7 +29,6 @@ import os
 import platform
 import pstats
 import resource
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -37,10 +36,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
+from bench_data import DATA, REPO, RESULTS_DIR, add_data_argument, command_line, shown_path
+
 NOTES = DATA / "mtsamples" / "raw" / "notes"
-RESULTS = Path(__file__).resolve().parent / "results" / "throughput.md"
+RESULTS = RESULTS_DIR / "throughput.md"
 
 MIMIC_III_NOTES = 2_083_180
 # MIMIC-III NOTEEVENTS TEXT: about 3.8 G characters (the CSV is about 4 GB); an assumption, MIMIC is not read here.
@@ -183,7 +182,7 @@ def run_child(script: str | Path, *args: str) -> dict[str, Any]:
 def resolve_model(arg: str | None) -> tuple[str, str]:
     """The model directory and a description of where it came from."""
     if arg:
-        return str(Path(arg).resolve()), f"`{arg}` (given with --model)"
+        return str(Path(arg).resolve()), f"`{shown_path(arg, 'MODEL')}` (given with --model)"
     try:
         from share_ner.default_model import default_model_dir
 
@@ -226,11 +225,12 @@ def profile(model: str, notes: Path, n: int) -> tuple[float, list[tuple[str, flo
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_argument(p)
     p.add_argument("--model", help="model directory (default: the default model, else one trained on chia/train)")
     p.add_argument("--notes", default=str(NOTES), help="directory of notes (default: MTSamples)")
     p.add_argument("--limit", type=int, help="only the first N notes (quick check; the committed table uses all)")
     p.add_argument("--profile-notes", type=int, default=400, help="notes profiled with cProfile (default 400)")
-    p.add_argument("--out", default=str(RESULTS), help="results file (default eval/results/throughput.md)")
+    p.add_argument("--out", default=str(RESULTS), help="results file (default benchmarks/results/throughput.md)")
     p.add_argument("--code", default="", help="what code was measured (e.g. a commit), written in the results")
     args = p.parse_args(argv)
     notes = Path(args.notes)
@@ -278,7 +278,7 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
     lines = [
         "# Throughput of `share-ner tag`",
         "",
-        f"Command: `{' '.join(['python eval/bench_throughput.py', *map(shlex.quote, sys.argv[1:])])}` "
+        f"Command: `{command_line('bench_throughput.py')}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, Python {platform.python_version()}, "
         f"{os.cpu_count()} cores; load average before the runs: "
         f"{one['load_before']:.1f} / {two['load_before']:.1f}).",

@@ -1,7 +1,7 @@
 """Round-trip ceiling of the tag encoding, mention boundaries inside tokens, and tokenizer speed.
 
 For every train split (chia, ncbi_disease, bc5cdr), and chia dev/test and
-mantra_gsc test for comparison, under ``../shared/data``
+mantra_gsc test for comparison, under the corpora directory (``--data``, see ``bench_data.py``)
 (relative to the repo): the share of gold mentions, and of discontiguous ones,
 that survive split → encode → decode exactly (strict) with the ``biohd`` and
 ``bio`` schemes, and the share of gold mention boundaries that fall inside a
@@ -9,9 +9,9 @@ token with scispacy's tokens alone and with share-ner's extra splits. Then the
 speed of tokenization and of sentence splitting on the MTSamples notes, in
 tokens per CPU second (the machine is shared, so CPU time is the fair
 measure; wall time is printed too). Prints a table and writes
-``eval/results/ceiling.md``::
+``benchmarks/results/ceiling.md``::
 
-    nice python eval/bench_ceiling.py [--data DIR] [--out FILE] [--notes N]
+    nice python benchmarks/bench_ceiling.py [--data DIR] [--out FILE] [--notes N]
 """
 
 from __future__ import annotations
@@ -23,17 +23,17 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from bench_data import RESULTS_DIR, add_data_argument
+
 from share_ner.document import Document, Mention
 from share_ner.encoding import round_trip_ceiling
 from share_ner.formats import read_annotations
 from share_ner.notes import iter_note_paths, read_note, read_notes
 from share_ner.text import get_tokenizer, split_sentences, tokenize
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results" / "ceiling.md"
+RESULTS = RESULTS_DIR / "ceiling.md"
 SPLITS = ("chia/train", "ncbi_disease/train", "bc5cdr/train", "chia/dev", "chia/test", "mantra_gsc/test")
-COMMAND = "nice python eval/bench_ceiling.py"
+COMMAND = "nice python benchmarks/bench_ceiling.py"
 
 
 def boundaries_inside_tokens(
@@ -75,7 +75,7 @@ def speed(notes_dir: Path, limit: int | None) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DATA, help="the shared data directory")
+    add_data_argument(ap)
     ap.add_argument("--out", type=Path, default=RESULTS, help="results file (Markdown)")
     ap.add_argument("--notes", type=int, default=None, help="time only the first N MTSamples notes")
     args = ap.parse_args(argv)

@@ -1,11 +1,11 @@
 """Benchmark of the CRF tagger (Task 1a): train on train, score test, one row per variant.
 
-Run (from the repository, on the 2-core machine, politely)::
+Run from the repository root, under ``nice``::
 
-    nice python eval/bench_tagger.py                       # chia, ncbi_disease, bc5cdr -> eval/results/tagger.md
-    nice python eval/bench_tagger.py --corpora chia --rows full plain_crf dictionary
-    nice python eval/bench_tagger.py --corpora ncbi_disease bc5cdr --all-rows   # ablations there too
-    nice python eval/bench_tagger.py --tune                # c1/c2 grid on chia dev (never test)
+    nice python benchmarks/bench_tagger.py                       # chia, ncbi_disease, bc5cdr -> benchmarks/results/tagger.md
+    nice python benchmarks/bench_tagger.py --corpora chia --rows full plain_crf dictionary
+    nice python benchmarks/bench_tagger.py --corpora ncbi_disease bc5cdr --all-rows   # ablations there too
+    nice python benchmarks/bench_tagger.py --tune                # c1/c2 grid on chia dev (never test)
 
 Rows: the full model (B/I/O/DB/DI/HB/HI, every feature group, the embedded HPO lexicon,
 the jackknifed training-set gazetteer, word clusters built from MTSamples, coordination
@@ -18,9 +18,9 @@ gazetteer or clusters) and a longest-match dictionary of the training mentions' 
 mentions alone. The full model is trained by ``share-ner train`` in a child process, so
 its time and peak memory (``resource.getrusage``) are those of one real training run.
 
-Word clusters are built at run time from ``../shared/data/mtsamples/raw/notes`` with
+Word clusters are built at run time from ``mtsamples/raw/notes`` of the corpora directory (``--data``) with
 ``share-ner clusters build`` and cached under the system temp directory (never committed).
-Data are read from ``../shared/data`` (relative to the repository); nothing is copied.
+Data are read from the corpora directory (``--data``, see ``bench_data.py``); nothing is copied.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
-RESULTS = REPO / "eval" / "results" / "tagger.md"
+from bench_data import DATA, RESULTS_DIR, add_data_argument
+
+RESULTS = RESULTS_DIR / "tagger.md"
 CACHE = Path(os.environ.get("SHARE_NER_BENCH_CACHE", Path(tempfile.gettempdir()) / "share-ner-bench"))
 
 CORPORA = ("chia", "ncbi_disease", "bc5cdr")
@@ -272,6 +272,7 @@ def tune(workdir: Path, grid: Sequence[tuple[float, float]], iterations: int | N
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_argument(parser)
     parser.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=CORPORA)
     parser.add_argument("--rows", nargs="+", help="only these rows (names as in the table)")
     parser.add_argument("--iterations", type=int, default=None, help="training iterations of the full model (default: the algorithm's, TaggerConfig.iterations)")
@@ -343,16 +344,16 @@ def write_report(stored: Mapping[str, Any], out: Path, iterations: int | None, a
     parts = ["# CRF tagger benchmark (Task 1a)\n",
              "Train on `<corpus>/train`, score `<corpus>/test` with `share_ner.eval.scoring.score` "
              "(strict = exact spans, relaxed = overlap). `disc. R` = strict recall on the discontiguous "
-             "gold mentions alone. Produced by `nice python eval/bench_tagger.py`; see the script's "
+             "gold mentions alone. Produced by `nice python benchmarks/bench_tagger.py`; see the script's "
              "docstring for the variants. Training time and peak memory (`resource.getrusage`) are of "
-             "one `share-ner train` process on the shared 2-core machine (other jobs may have been running). "
-             "The chia rows come from `nice python eval/bench_tagger.py --corpora chia`, the others from "
-             "`nice python eval/bench_tagger.py --corpora ncbi_disease bc5cdr --all-rows` (`--rows` refreshes "
+             "one `share-ner train` process (the machine was shared with other jobs). "
+             "The chia rows come from `nice python benchmarks/bench_tagger.py --corpora chia`, the others from "
+             "`nice python benchmarks/bench_tagger.py --corpora ncbi_disease bc5cdr --all-rows` (`--rows` refreshes "
              "single rows). Differences under about 0.005 F1 are noise: reseeding the gazetteer folds alone "
              "moves chia/dev strict F1 between 0.686 and 0.691.\n"]
     if ablation_iterations != iterations:
         parts.append(f"The full model uses {iterations} training iterations; the ablation "
-                     f"rows use {ablation_iterations} to save time on the shared machine.\n")
+                     f"rows use {ablation_iterations} to save time.\n")
     for corpus in CORPORA:
         rows = stored.get(corpus)
         if not rows:

@@ -1,9 +1,9 @@
 """Benchmark of feature extraction speed and of the word-cluster build.
 
-Run (from the repository, on the 2-core machine, politely)::
+Run from the repository root, under ``nice``::
 
-    nice python eval/bench_features.py                   # -> eval/results/features.md
-    nice python eval/bench_features.py --notes 300 --no-write
+    nice python benchmarks/bench_features.py                   # -> benchmarks/results/features.md
+    nice python benchmarks/bench_features.py --notes 300 --no-write
 
 Feature speed: MTSamples notes are split by ``share_ner.text.split_sentences`` (not
 timed), then ``document_features`` runs over all of them with the embedded HPO lexicon,
@@ -11,9 +11,9 @@ the packaged abbreviation list and MTSamples word clusters. "cold" is the first 
 the process (the per-string cache empty), "warm" the best of two more passes. One row per
 configuration: every group, and every group but one (to show what each costs).
 
-Cluster build: ``share-ner clusters build`` on all of ``../shared/data/mtsamples/raw/notes``
+Cluster build: ``share-ner clusters build`` on all of ``mtsamples/raw/notes`` of the corpora directory (``--data``)
 in a child process; wall time and the child's peak RSS. The cluster file goes to the system
-temp directory (never committed) and is reused by ``eval/bench_tagger.py``.
+temp directory (never committed) and is reused by ``benchmarks/bench_tagger.py``.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
+from bench_data import DATA, REPO, RESULTS_DIR, add_data_argument
+
 NOTES = DATA / "mtsamples" / "raw" / "notes"
-RESULTS = REPO / "eval" / "results" / "features.md"
+RESULTS = RESULTS_DIR / "features.md"
 CACHE = Path(os.environ.get("SHARE_NER_BENCH_CACHE", Path(tempfile.gettempdir()) / "share-ner-bench"))
 CLUSTERS = CACHE / "clusters-mtsamples.tsv"
 
@@ -49,6 +49,7 @@ def build_clusters_timed() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_argument(parser)
     parser.add_argument("--notes", type=int, default=1000, help="number of MTSamples notes for the speed test (default 1000)")
     parser.add_argument("--skip-cluster-build", action="store_true", help="reuse a cached cluster file, do not time a build")
     parser.add_argument("--no-write", action="store_true", help=f"print only, do not write {RESULTS.relative_to(REPO)}")
@@ -106,10 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Feature extraction speed and word-cluster build",
         "",
-        f"Command: `nice python eval/bench_features.py --notes {args.notes}"
+        f"Command: `nice python benchmarks/bench_features.py --notes {args.notes}"
         + (" --skip-cluster-build" if args.skip_cluster_build else "") + "`",
         "",
-        f"Machine: {os.cpu_count()} cores shared with other jobs (numbers are a lower bound). "
+        "The machine was shared with other jobs (numbers are a lower bound). "
         f"Input: the first {len(docs)} MTSamples notes ({n_chars:,} characters, {n_tokens:,} tokens from "
         "`share_ner.text.split_sentences`, not timed). Resources: embedded HPO lexicon "
         f"({len(resources.term_matcher or ())} terms in the matcher), the packaged clinical abbreviation list, "
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "## Cluster build",
             "",
-            "`share-ner clusters build ../shared/data/mtsamples/raw/notes --out CLUSTERS.tsv` "
+            "`share-ner clusters build DATA/mtsamples/raw/notes --out CLUSTERS.tsv` "
             f"(defaults: 64,256,1024 clusters, min count 5, seed 0): **{build['seconds']:.0f} s** wall, "
             f"{build['cpu']:.0f} s CPU (user + system, all threads), peak RSS **{build['peak_mb']:.0f} MB**.",
             "",

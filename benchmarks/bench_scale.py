@@ -8,7 +8,7 @@ directory, never committed):
   domain; a benchmark-only install: ``pip install -e '.[bench]'``), without the titles of 7th-character
   extensions ("..., subsequent encounter for fracture with routine healing"), which are billing variants, not names;
 * ``hpo+icd+composed`` -- plus composed names ("Chronic ulcer of left tibia") built from HPO's body sites and a
-  list of morphologies, up to 250,000 strings, the size of the synthetic UMLS build (eval/results/lexicon.md). Their
+  list of morphologies, up to 250,000 strings, the size of the synthetic UMLS build (benchmarks/results/lexicon.md). Their
   words repeat more than a real release's do, so this row is the costly end.
 
 Each lexicon, in fresh processes: compile its index with a cold cache (time, peak memory, size of the cached index,
@@ -19,7 +19,7 @@ with the default model's gazetteer, settings and threshold plus this lexicon as 
 Rates are mentions per CPU second of the process, the best of two passes, each with cold string caches and search
 memo.
 
-    python eval/bench_scale.py --out eval/results/scale.md
+    python benchmarks/bench_scale.py --out benchmarks/results/scale.md
 """
 
 from __future__ import annotations
@@ -30,11 +30,12 @@ import os
 import pickle
 import random
 import re
-import shlex
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_data import add_data_argument, command_line
 
 HERE = Path(__file__).resolve().parent
 COMPOSED_TARGET = 250_000
@@ -119,7 +120,7 @@ def write_lexicons(directory: Path) -> dict[str, Path]:
 def write_model(directory: Path, lexicon_file: Path) -> None:
     """A copy of the default model whose normalizer links against ``lexicon_file`` (copied in) instead of HPO,
     with the same gazetteer, settings and threshold: ``share-ner tag`` with a large lexicon, for
-    ``eval/bench_throughput.py --model``."""
+    ``benchmarks/bench_throughput.py --model``."""
     import shutil
 
     from share_ner.default_model import default_model_dir
@@ -133,6 +134,12 @@ def write_model(directory: Path, lexicon_file: Path) -> None:
     settings["lexicon"] = {"kind": "file", "path": str(target.resolve()),
                            "content_hash": load_lexicon(target).content_hash}
     settings_file.write_text(json.dumps(settings, indent=1), encoding="utf-8")
+    from share_ner.pipeline import Pipeline
+
+    copy, original = Pipeline.load(directory), Pipeline.load(default_model_dir())
+    if (copy.normalizer.lexicon is None or copy.normalizer.lexicon.content_hash != load_lexicon(target).content_hash
+            or copy.normalizer.threshold_ != original.normalizer.threshold_):
+        raise SystemExit(f"{directory}: the model copy does not link against {lexicon_file} with the same threshold")
 
 
 def child_compile(lexicon_file: str) -> dict:
@@ -211,10 +218,11 @@ def tag_mentions(n_notes: int, out: Path) -> tuple[int, int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_argument(ap)
     ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to tag (default 1000)")
     ap.add_argument("--out", type=Path, help="write the results (Markdown) here")
     ap.add_argument("--model-dir", type=Path, help="also write there a copy of the default model whose normalizer "
-                    "uses the largest lexicon (for eval/bench_throughput.py --model)")
+                    "uses the largest lexicon (for benchmarks/bench_throughput.py --model)")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.model_dir and args.model_dir.exists():
@@ -252,7 +260,7 @@ def report(rows: list, notes: int, n_mentions: int, distinct: int, started: str)
     head = "| measure | " + " | ".join(f"`{label}`" for label, _, _ in rows) + " |"
     lines = [
         "# The normalizer as the lexicon grows", "",
-        f"Command: `{' '.join(['python eval/bench_scale.py', *map(shlex.quote, sys.argv[1:])])}` ({started}, "
+        f"Command: `{command_line('bench_scale.py')}` ({started}, "
         f"load average at the end {load[0]:.1f} / {load[1]:.1f}). See the script's docstring for the lexicons.", "",
         f"Clinical notes: the {n_mentions:,} mentions ({distinct:,} distinct strings) the default model finds in the "
         f"first {notes:,} MTSamples notes, normalized with the default model's training gazetteer, settings and "

@@ -1,13 +1,13 @@
 """Benchmark the scorer on every converted corpus split, and time the significance test.
 
-For each ``<corpus>/<split>`` under ``../shared/data`` (relative to the repo):
+For each ``<corpus>/<split>`` of the corpora directory (``--data``, see ``bench_data.py``):
 read the gold (checked against the notes), score it against itself (every
 figure must be 1.0) and against a seeded perturbed copy (boundaries shifted,
 mentions dropped and added, CUIs changed), test self against perturbed by
 approximate randomization, and time each step. Then time 10,000 shuffles over
-100 notes. Prints a table and writes ``eval/results/corpora.md``::
+100 notes. Prints a table and writes ``benchmarks/results/corpora.md``::
 
-    nice python eval/bench_corpora.py [--data DIR] [--out FILE] [--seed S] [--shuffles N]
+    nice python benchmarks/bench_corpora.py [--data DIR] [--out FILE] [--seed S] [--shuffles N]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import numpy as np
+from bench_data import RESULTS_DIR, add_data_argument
 
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.eval.counting import count_corpus
@@ -30,9 +31,7 @@ from share_ner.eval.significance import approximate_randomization
 from share_ner.formats import read_annotations, write_annotations
 from share_ner.notes import read_notes
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results" / "corpora.md"
+RESULTS = RESULTS_DIR / "corpora.md"
 
 
 @dataclass(frozen=True)
@@ -172,7 +171,7 @@ def format_markdown(rows: list[dict[str, object]], shuffle_seconds: float, args:
     lines = [
         "# Scorer benchmark on the converted corpora",
         "",
-        f"Command: `nice python eval/bench_corpora.py --seed {args.seed} --shuffles {args.shuffles}`",
+        f"Command: `nice python benchmarks/bench_corpora.py --seed {args.seed} --shuffles {args.shuffles}`",
         "",
         f"Perturbed copy (seed {args.seed}), each rate per gold mention: shift one boundary by 1-3 characters "
         f"{r.shift:.0%}, drop {r.drop:.0%}, add a random 2-15 character span {r.add:.0%}, "
@@ -207,7 +206,7 @@ def format_markdown(rows: list[dict[str, object]], shuffle_seconds: float, args:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DATA, help="converted corpora (default ../shared/data)")
+    add_data_argument(parser)
     parser.add_argument("--out", type=Path, default=RESULTS, help="markdown results file")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--shuffles", type=int, default=1000, help="shuffles for each split's test")

@@ -9,7 +9,7 @@ child process and reports its wall time and peak memory (maximum resident set
 size of the child), plus the time to load the resulting lexicon and compile
 (then re-load from cache) its index.
 
-    nice python eval/bench_lexicon.py --lines 16000000 --out eval/results/lexicon.md
+    nice python benchmarks/bench_lexicon.py --lines 16000000 --out benchmarks/results/lexicon.md
 """
 
 from __future__ import annotations
@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(
             "# UMLS lexicon builder benchmark\n\n"
-            f"Command: `nice python eval/bench_lexicon.py --lines {args.lines} --out {args.out}` "
-            f"(2 shared cores; generation took {gen_s:.0f} s and is not counted).\n\n"
+            f"Command: `nice python benchmarks/bench_lexicon.py --lines {args.lines} --out {args.out}` "
+            f"(the machine was shared with other jobs; generation took {gen_s:.0f} s and is not counted).\n\n"
             "Targets: a full-size MRCONSO (16 M lines) builds in under 10 minutes and 4 GB.\n\n"
             + table + note, encoding="utf-8")
     return 0

@@ -1,4 +1,4 @@
-"""Benchmark the normalizer (Task 1b on gold spans) on the public corpora in ``../shared/data``.
+"""Benchmark the normalizer (Task 1b on gold spans) on the public corpora in the corpora directory (``--data``, see ``bench_data.py``).
 
 For each corpus the normalizer re-assigns the id of every gold mention of the
 test split; accuracy = mentions whose id equals the gold id / gold mentions.
@@ -31,7 +31,7 @@ machine is shared); HPO load:
 cache, imports excluded and included. Speed on clinical notes (``--stream-notes``): the
 default model's own mentions in the MTSamples notes, normalized by its normalizer, per note and batched.
 
-    nice python eval/bench_normalizer.py --out eval/results/normalizer.md
+    nice python benchmarks/bench_normalizer.py --out benchmarks/results/normalizer.md
 """
 
 from __future__ import annotations
@@ -49,18 +49,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from bench_data import DATA, add_data_argument
+from holdout import leave_one_name_out, lexicon_without
+
 from share_ner import normalizer as normalizer_mod
 from share_ner.batch import BatchOptions
 from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.eval.accuracy import accuracy
 from share_ner.formats.share import read_pipe_dir
 from share_ner.lexicons import Lexicon, LexiconEntry, default_lexicon, gazetteer_lexicon
 from share_ner.lexicons import index as index_mod
-from share_ner.lexicons.holdout import leave_one_name_out, lexicon_without
 from share_ner.lexicons.hpo import hpo_obo_path, parse_obo, parse_terms
-from share_ner.normalizer import STEPS, Normalizer, NormalizerConfig, fit_threshold, normalize_all
+from share_ner.normalizer import Normalizer, NormalizerConfig, fit_threshold, normalize_all
 from share_ner.notes import read_notes
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+# Each ablation row switches one more step on. Word swaps come before abbreviations and partial matches (which
+# run before them): the learned swaps are the normalized match's own extension, measured right after it.
+ABLATION_ORDER = ("gazetteer", "normalized", "rewrite", "abbreviation", "partial", "tfidf", "threshold")
 STEP_LABELS = {"gazetteer": "gazetteer only", "normalized": "+ normalized exact",
                "rewrite": "+ learned word swaps", "abbreviation": "+ abbreviations",
                "partial": "+ partial match (coordination, suffix)",
@@ -78,15 +83,6 @@ NO_NOTES = "n/a (no training notes)"
 def load(corpus: str, split: str) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     root = DATA / corpus / split
     return read_notes(root / "text"), read_pipe_dir(root / "gold")
-
-
-def accuracy(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]]) -> tuple[int, int]:
-    correct = total = 0
-    for doc_id, ms in gold.items():
-        for m, p in zip(ms, norm.normalize(docs[doc_id], ms)):
-            total += 1
-            correct += p.cui == m.cui
-    return correct, total
 
 
 def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
@@ -147,9 +143,9 @@ def ablation(lexicon: Lexicon | None, train_docs: Mapping[str, Document], train_
     """Accuracy with the steps switched on one at a time, then the variants; and the full normalizer."""
     rows = []
     full = None
-    for step in STEPS:
+    for k, step in enumerate(ABLATION_ORDER):
         t0 = time.perf_counter()
-        norm = Normalizer.fit(lexicon, train_docs, train_gold, NormalizerConfig().up_to(step))
+        norm = Normalizer.fit(lexicon, train_docs, train_gold, NormalizerConfig().with_steps(ABLATION_ORDER[:k + 1]))
         fit_s = time.perf_counter() - t0
         correct, total = accuracy(norm, docs, gold)
         rows.append((STEP_LABELS[step], correct / total, fit_s, norm.threshold_ if norm.config.use_threshold else None))
@@ -451,6 +447,7 @@ def stream_speed(limit: int | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_argument(ap)
     ap.add_argument("--corpora", nargs="+", default=["ncbi_disease", "bc5cdr", "mantra_gsc"])
     ap.add_argument("--fit-splits", nargs="+", default=["train", "dev"], help="splits the gazetteer is fitted on")
     ap.add_argument("--lono-n", type=int, default=2000, help="leave-one-name-out queries on HPO (0: skip)")
@@ -477,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
              "(id known) | mentions/s per note (wall / CPU) | mentions/s batched (wall / CPU) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        acc = r["rows"][len(STEPS) - 1][1]
+        acc = r["rows"][len(ABLATION_ORDER) - 1][1]
         lines.append(f"| {r['corpus']} | {r['mentions']} | {r['setup']} | **{acc:.3f}** | "
                      f"{SCISPACY.get(r['corpus'], float('nan')):.3f} | >= {TARGETS.get(r['corpus'], 0):.2f} | "
                      f"{r['ceiling']:.3f} ({r['ceiling_n']}) | {r['speed'][0]:,.0f} / {r['speed'][1]:,.0f} | "
@@ -486,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     abl = ["| step | " + " | ".join(r["corpus"] for r in results) + " |", "|---|" + "---|" * len(results)]
     for i, label in enumerate(results[0]["rows"]):
         abl.append(f"| {label[0]} | " + " | ".join(cell(r["rows"][i][1]) for r in results) + " |")
-    last = len(STEPS) - 1
+    last = len(ABLATION_ORDER) - 1
     abl.append("| fitted CUI-less threshold (full) | " + " | ".join(
         f"{r['rows'][last][3]:.3f}" + ("" if r["fit_report"].get("folds") else " (default)") for r in results) + " |")
     abl_table = "\n".join(abl) + "\n"
@@ -506,11 +503,11 @@ def main(argv: list[str] | None = None) -> int:
                        f"B {cb / nb:.3f} ({cb}/{nb}).\n")
     dense_table = ""
     if DENSE:
-        dense_row = len(STEPS) + len(VARIANTS) - 1
+        dense_row = len(ABLATION_ORDER) + len(VARIANTS) - 1
         d = ["| corpus | default | + `dense=True` | target | mentions/s batched, default (CPU) | with `dense` (CPU) |",
              "|---|---|---|---|---|---|"]
         for r in results:
-            d.append(f"| {r['corpus']} | {r['rows'][len(STEPS) - 1][1]:.4f} | **{r['rows'][dense_row][1]:.4f}** | "
+            d.append(f"| {r['corpus']} | {r['rows'][len(ABLATION_ORDER) - 1][1]:.4f} | **{r['rows'][dense_row][1]:.4f}** | "
                      f">= {TARGETS.get(r['corpus'], 0):.2f} | {r['speed_batched'][1]:,.0f} | "
                      f"{r['dense']['speed_batched'][1]:,.0f} |")
         dense_table = "\n".join(d) + "\n"
@@ -531,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     print(stream_table)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = "nice python eval/bench_normalizer.py" + (f" --fit-splits {' '.join(args.fit_splits)}"
+        cmd = "nice python benchmarks/bench_normalizer.py" + (f" --fit-splits {' '.join(args.fit_splits)}"
                                                         if args.fit_splits != ["train", "dev"] else "") \
             + ("" if args.train_cv else " --no-train-cv") \
             + ("" if args.stream_notes is None else f" --stream-notes {args.stream_notes}")

@@ -1,19 +1,19 @@
 """Benchmark of the embedded default model on annotated corpora it never trained on.
 
-Run (from the repository, on the 2-core machine, politely)::
+Run from the repository root, under ``nice``::
 
-    nice python eval/bench_default.py            # every test split -> eval/results/default_model.md
-    nice python eval/bench_default.py --tune     # generator/CRF settings on dev splits only (never test)
+    nice python benchmarks/bench_default.py            # every test split -> benchmarks/results/default_model.md
+    nice python benchmarks/bench_default.py --tune     # generator/CRF settings on dev splits only (never test)
 
 The default model is built exactly as ``share-ner tag`` builds it on first use
 (:func:`share_ner.default_model.default_model_dir`), into a benchmark cache
 under the system temp directory, and the build time is measured. It is trained
 only on the project's own data (the synthetic corpus and HPO/term-list
-templates): every split of ``../shared/data`` is unseen text. Each test split
+templates): every split of the corpora directory (``--data``, see ``bench_data.py``) is unseen text. Each test split
 is tagged and normalized (``Pipeline.annotate``) and scored with H-eval's
 scorer (``share_ner.eval.scoring.score``): strict and relaxed P/R/F1 (Task 1a)
 and strict/relaxed CUI accuracy (Task 1b). Data are read from
-``../shared/data`` (relative to the repository); nothing is copied.
+the corpora directory (``--data``, see ``bench_data.py``); nothing is copied.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = REPO.parent / "shared" / "data"
-RESULTS = REPO / "eval" / "results" / "default_model.md"
+from bench_data import DATA, RESULTS_DIR, add_data_argument
+
+RESULTS = RESULTS_DIR / "default_model.md"
 CACHE = Path(os.environ.get("SHARE_NER_BENCH_CACHE", Path(tempfile.gettempdir()) / "share-ner-bench-default"))
 
 TEST_SPLITS = ("chia/test", "ncbi_disease/test", "bc5cdr/test", "mantra_gsc/test")
@@ -144,7 +144,7 @@ def run_tests(args: argparse.Namespace) -> int:
     out = [
         "# The embedded default model on unseen corpora",
         "",
-        "Produced by `nice python eval/bench_default.py` (from the repository root). The default model is the one",
+        "Produced by `nice python benchmarks/bench_default.py` (from the repository root). The default model is the one",
         "`share-ner tag` builds on first use (`share_ner.default_model.default_model_dir()`), trained only on the",
         f"project's own data: {len(docs)} hand-annotated synthetic notes ({n_mentions} mentions, {n_disc} "
         "discontiguous) plus",
@@ -153,7 +153,7 @@ def run_tests(args: argparse.Namespace) -> int:
         "with the HPO lexicon as term features and for normalization. None of the corpora below was used in",
         "training; settings were chosen on dev splits only (`--tune`, table below).",
         "",
-        f"Build: {'fresh build' if fresh else 'reused cache'}, {build_s:.1f} s wall on the shared 2-core machine "
+        f"Build: {'fresh build' if fresh else 'reused cache'}, {build_s:.1f} s wall (the machine was shared with other jobs) "
         f"(settings: {dm.DEFAULT_SYNTH.to_dict()}).",
         "",
         *lines,
@@ -234,6 +234,7 @@ def run_tune(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_argument(parser)
     parser.add_argument("--tune", action="store_true", help="compare settings on dev splits (never test)")
     parser.add_argument("--splits", nargs="+", default=list(TEST_SPLITS), help="splits to score")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where benchmark models are built")

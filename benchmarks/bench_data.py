@@ -1,0 +1,76 @@
+"""Where the benchmarks find the public corpora and write their results.
+
+Corpora come from ``--data DIR`` on the command line, else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
+A ``--data`` given on the command line is also put in ``$SHARE_NER_DATA``, so child processes a benchmark starts
+read the same corpora. The benchmarks are scripts, not a package: they import this module (and each other) as
+siblings, ``python benchmarks/bench_x.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Sequence
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+RESULTS_DIR = HERE / "results"
+ENV = "SHARE_NER_DATA"
+
+
+def data_dir(argv: Sequence[str] | None = None) -> Path:
+    """The corpora directory: ``--data DIR`` in ``argv`` (default ``sys.argv``), else ``$SHARE_NER_DATA``, else
+    ``<repo>/../shared/data``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    for i, a in enumerate(args):
+        if a == "--data" and i + 1 < len(args):
+            chosen = Path(args[i + 1])
+        elif a.startswith("--data="):
+            chosen = Path(a.split("=", 1)[1])
+        else:
+            continue
+        os.environ[ENV] = str(chosen)
+        return chosen
+    env = os.environ.get(ENV)
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def add_data_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--data DIR`` option every benchmark takes (its value is read by :func:`data_dir` at import)."""
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help=f"the converted public corpora (default ${ENV}, else <repo>/../shared/data)")
+
+
+def shown_path(value: str, placeholder: str = "DIR") -> str:
+    """``value`` as a results file shows it: relative to the repository when inside it, else ``placeholder`` (a
+    results file names no path of the machine that wrote it)."""
+    path = Path(value).resolve()
+    if path.is_relative_to(REPO):
+        return str(path.relative_to(REPO))
+    return placeholder
+
+
+def command_line(script: str, argv: Sequence[str] | None = None) -> str:
+    """``python benchmarks/<script> ARGS`` as run, with path arguments shown by :func:`shown_path` (``--model DIR``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    shown = []
+    for i, a in enumerate(args):
+        option = args[i - 1] if i else ""
+        if option.startswith("--") and ("/" in a or os.sep in a) and not a.startswith("-"):
+            a = shown_path(a, option.lstrip("-").replace("-", "_").upper())
+        shown.append(shlex.quote(a))
+    return " ".join([f"python benchmarks/{script}", *shown])
+
+
+DATA = data_dir()
+
+
+def write_results(path: str | Path, text: str) -> None:
+    """Print the results and write them to ``path`` (its folder made if needed)."""
+    print(text)
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")

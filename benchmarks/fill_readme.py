@@ -1,0 +1,181 @@
+"""Fill the README's results section from the committed results files, so every figure there is a results file's.
+
+The section lies between ``<!-- results:begin -->`` and ``<!-- results:end -->``; everything else in the README is
+left alone. Each block names the results file and the command that wrote it, and copies its figures from the file's
+own tables (rows and columns picked by their labels). Run after a benchmark rewrites a results file::
+
+    python benchmarks/fill_readme.py            # rewrite README.md
+    python benchmarks/fill_readme.py --check    # exit 1 if README.md is not what the results files give
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import Sequence
+
+from bench_data import REPO, RESULTS_DIR
+
+README = REPO / "README.md"
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+Table = list[list[str]]
+
+
+def _text(name: str) -> str:
+    return (RESULTS_DIR / name).read_text(encoding="utf-8")
+
+
+def tables(name: str, after: str | None = None) -> list[Table]:
+    """The Markdown tables of results file ``name`` (after the heading ``after``, when given), header row first."""
+    text = _text(name)
+    if after is not None:
+        text = text[text.index(after):]
+    out: list[Table] = []
+    current: Table = []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                current.append(cells)
+        elif current:
+            out.append(current)
+            current = []
+    return out
+
+
+def pick(table: Table, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None) -> Table:
+    """``table`` cut to the rows whose first cell is in ``rows`` (in that order) and the columns named ``cols``."""
+    head, body = table[0], table[1:]
+    if rows is not None:
+        by_label = {r[0]: r for r in body}
+        missing = [r for r in rows if r not in by_label]
+        if missing:
+            raise SystemExit(f"rows {missing} not found (have {list(by_label)})")
+        body = [by_label[r] for r in rows]
+    if cols is not None:
+        missing = [c for c in cols if c not in head]
+        if missing:
+            raise SystemExit(f"columns {missing} not found (have {head})")
+        idx = [head.index(c) for c in cols]
+        head, body = [head[i] for i in idx], [[r[i] for i in idx] for r in body]
+    return [head, *body]
+
+
+def markdown(table: Table) -> str:
+    head, body = table[0], table[1:]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
+
+
+def command(name: str) -> str:
+    """The command a results file says wrote it (its ``Command:`` or ``Produced by`` line's first code span)."""
+    m = re.search(r"(?:Command:|Produced by) `([^`]+)`", _text(name))
+    if not m:
+        raise SystemExit(f"{name}: no 'Command:' line")
+    return m.group(1)
+
+
+def block(title: str, name: str, body: str, note: str = "") -> str:
+    link = f"[benchmarks/results/{name}](benchmarks/results/{name})"
+    return f"**{title}** — `{command(name)}` → {link}{': ' + note if note else ''}\n\n{body}\n"
+
+
+def tagger() -> str:
+    variants = ("full", "lbfgs", "scheme_bio", "plain_crf", "dictionary")
+    rows = []
+    for corpus in ("chia", "ncbi_disease", "bc5cdr"):
+        table = next(t for t in tables("tagger.md", f"## {corpus}") if t[0][0] == "variant" and "strict F1" in t[0])
+        cut = pick(table, variants, ["variant", "strict F1", "relaxed F1", "disc. R"])
+        cells = {r[0]: f"{r[1]} / {r[2]}".replace("**", "") for r in cut[1:]}
+        rows.append([corpus, *(cells[v] for v in variants), cut[1][3]])
+    head = ["corpus", "full", "trained with L-BFGS", "`--scheme bio`", "plain CRF", "dictionary",
+            "discontiguous strict recall (full)"]
+    return block("Task 1a, tagger trained on each corpus's train split, scored on its test split", "tagger.md",
+                 markdown([head, *rows]), "strict / relaxed F1; the plain CRF is contiguous BIO with tutorial "
+                 "word features, the dictionary a longest match of training mention strings")
+
+
+def normalizer() -> str:
+    main = pick(tables("normalizer.md")[0], None,
+                ["corpus", "setup", "share-ner", "scispaCy 0.6.2 (quoted)", "target", "ceiling (id known)",
+                 "mentions/s batched (wall / CPU)"])
+    dense = pick(tables("normalizer.md")[1], None, ["corpus", "+ `dense=True`", "with `dense` (CPU)"])
+    return block("Task 1b, normalization of gold spans", "normalizer.md", markdown(main) + "\n\n" + markdown(dense),
+                 "accuracy; the scispaCy figures are quoted, not re-measured; `dense` is the optional "
+                 "sentence-embedding similarity (`pip install 'share-ner[dense]'`, then `--dense`)")
+
+
+def scale() -> str:
+    rows = ["lexicon strings", "compile, cold cache (s)", "load lexicon + index from cache (s)",
+            "clinical notes, 16 notes at a time (`share-ner tag`)"]
+    return block("Lexicons of SNOMED CT's size", "scale.md", markdown(pick(tables("scale.md")[0], rows)),
+                 "HPO, plus ICD-10-CM titles, plus composed names; mentions per CPU second")
+
+
+def default_model() -> str:
+    table = pick(tables("default_model.md")[0], None, ["split", "strict F1", "relaxed F1", "acc. strict"])
+    return block("The embedded default model on corpora it never saw", "default_model.md",
+                 markdown([[c.replace("**", "") for c in r] for r in table]))
+
+
+def throughput() -> str:
+    rows = ["tokens/s per CPU second (load-independent)", "tokens/s, wall, after start-up",
+            "start-up: model load + warm-up note (s)", "peak memory per worker (MB)", "mentions found"]
+    default, large = (pick(tables(n)[0], rows) for n in ("throughput.md", "throughput_large_lexicon.md"))
+    head = ["measure", "default model, one process", "`--jobs 2`", "250,000-string lexicon, one process",
+            "`--jobs 2`"]
+    body = [[d[0], d[1], d[2], g[1], g[2]] for d, g in zip(default[1:], large[1:])]
+    note = ("the 4,966 MTSamples notes end to end; the second pair of columns is "
+            "[benchmarks/results/throughput_large_lexicon.md](benchmarks/results/throughput_large_lexicon.md) "
+            f"(`{command('throughput_large_lexicon.md')}`)")
+    return block("Throughput of `share-ner tag`", "throughput.md", markdown([head, *body]), note)
+
+
+def others() -> str:
+    ceiling = pick(tables("ceiling.md")[0], None, ["split", "mentions", "disc.", "biohd ceiling", "biohd disc."])
+    corpora = pick(tables("corpora.md")[0], None, ["split", "gold", "self = 1", "round trip"])
+    features = pick(tables("features.md")[0], ["all groups"])
+    lexicon = tables("lexicon.md")[0]
+    return "\n".join([
+        block("Round-trip ceiling of the tag encoding", "ceiling.md", markdown(ceiling)),
+        block("The scorer on every corpus", "corpora.md", markdown(corpora),
+              "gold scored against itself gives 1 everywhere; BRAT and JSON Lines copies read back the same"),
+        block("Feature extraction speed", "features.md", markdown(features)),
+        block("The UMLS lexicon builder on a synthetic full-size MRCONSO", "lexicon.md", markdown(lexicon)),
+    ])
+
+
+def section() -> str:
+    parts = [tagger(), normalizer(), scale(), default_model(), throughput(), others()]
+    return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
+                      *parts, END])
+
+
+def filled(readme: str) -> str:
+    if BEGIN not in readme or END not in readme:
+        raise SystemExit(f"{README}: no {BEGIN} ... {END} markers")
+    head, rest = readme.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return head + section() + tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only check that README.md is up to date")
+    args = ap.parse_args(argv)
+    old = README.read_text(encoding="utf-8")
+    new = filled(old)
+    if args.check:
+        if new != old:
+            print(f"{README.name} is not what the results files give: run python benchmarks/fill_readme.py",
+                  file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(new, encoding="utf-8")
+    print(f"wrote the results section of {README}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

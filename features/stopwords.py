@@ -1,0 +1,28 @@
+"""The project's stop-word lists, in one place; each use takes the narrowest list that serves it.
+
+- :data:`ENGLISH` (scikit-learn's English list): words left out of the training-note vectors that tell apart the
+  labels of an ambiguous string (``share_ner.note_context``); a note's topic lives in its content words.
+- :data:`TERM_STOP_WORDS`: a lexicon term made only of these is not matched in text (HPO has names such as "All"
+  and "Abnormality"), so the list adds the words that mean nothing on their own in a clinical note.
+- :data:`NAME_JOINERS`: words dropped from a name's normalized key, so that "carcinoma of the lung" and "lung
+  carcinoma" can meet; only the words that join a disorder name's parts, plus "nos" (not otherwise specified),
+  because a wider list would fold distinct names together.
+"""
+
+from __future__ import annotations
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+ENGLISH: frozenset[str] = frozenset(ENGLISH_STOP_WORDS)
+
+TERM_STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all also an and any are as at be been before being below between
+    both but by can could did do does doing down during each either few for from further had has have having
+    he her here hers him his how i if in into is it its itself may me might more most much must my no nor
+    not now of off on once one only or other our out over own same she should so some such than that the
+    their them then there these they this those through to too under until up upon very was we were what
+    when where which while who whom why will with within without would yet you your
+    normal abnormal abnormality present absent""".split()
+)
+
+NAME_JOINERS: frozenset[str] = frozenset("of the a an and in on with to for by or at from as its nos".split())

@@ -1,0 +1,43 @@
+"""Synthetic MIMIC-III NOTEEVENTS and MIMIC-IV-Note CSV content in the exact export layouts (no real MIMIC data),
+shared by the reader, batch and tag-command tests."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from pathlib import Path
+
+III_HEADER = ["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY",
+              "DESCRIPTION", "CGID", "ISERROR", "TEXT"]
+IV_HEADER = ["note_id", "subject_id", "hadm_id", "note_type", "note_seq", "charttime", "storetime", "text"]
+
+NOTE_1 = "Admission Date:  [**2151-7-16**]\r\nHistory: fever and pneumonia at [**Hospital1 18**].\r\n"
+NOTE_2 = 'Pt said "no pain",\nthen, later, denied diabetes.'
+NOTE_3 = "Radiology: no acute process."
+
+
+def mimic3_csv(rows: list[tuple[str, str, str, str]]) -> str:
+    """MIMIC-III NOTEEVENTS content for (ROW_ID, CATEGORY, ISERROR, TEXT) rows; header and text quoted as exported."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    buf.write(",".join(f'"{h}"' for h in III_HEADER) + "\n")
+    for row_id, category, iserror, text in rows:
+        w.writerow([row_id, "22532", "167853", "2151-08-04", "", "", category, "Report", "", iserror, text])
+    return buf.getvalue()
+
+
+def mimic4_csv(rows: list[tuple[str, str, str]]) -> str:
+    """MIMIC-IV-Note content for (note_id, note_type, text) rows."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(IV_HEADER)
+    for note_id, note_type, text in rows:
+        w.writerow([note_id, "10000032", "22595853", note_type, "21", "2180-05-07 00:00:00", "2180-05-09 15:26:00", text])
+    return buf.getvalue()
+
+
+def write(path: Path, content: str, gz: bool = False) -> Path:
+    data = content.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
