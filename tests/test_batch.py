@@ -122,20 +122,20 @@ def test_directory_recursive_outputs_and_rejects(notes_dir: Path, tmp_path: Path
         "a.txt||Disease_Disorder||C_pneumonia||21||30\n")
     assert (out / "ward/icu/c.pipe.txt").read_bytes() == b""  # a note without mentions still gets its file
     lines = (out / "rejects.tsv").read_text().splitlines()
-    assert lines[0] == "source\trecord\treason"
+    assert lines[0] == "source\tnote_id\trow\tbyte\treason"
     assert sorted(lines[1:]) == sorted([
-        f"{notes_dir / 'latin1.txt'}\tlatin1\tnot valid utf-8 (byte 2); pass --encoding for another encoding",
-        f"{notes_dir / 'ward/empty.txt'}\tempty\tempty file",
-        f"{notes_dir / 'ward/scan.txt'}\tscan\tbinary file (NUL byte at byte 8)",
+        f"{notes_dir / 'latin1.txt'}\tlatin1\t\t\tnot valid utf-8 (byte 2); pass --encoding for another encoding",
+        f"{notes_dir / 'ward/empty.txt'}\tempty\t\t\tempty file",
+        f"{notes_dir / 'ward/scan.txt'}\tscan\t\t\tbinary file (NUL byte at byte 8)",
     ])
     assert "pain" not in (out / "rejects.tsv").read_text()
     assert (summary.notes, summary.mentions, summary.rejected, summary.skipped_done) == (3, 3, 3, 0)
     saved = json.loads((out / "summary.json").read_text())
-    assert saved["notes"] == 3 and saved["tokens"] == summary.tokens > 0 and "tokens_per_second" in saved
+    assert saved["notes"] == 3 and saved["tokens"] == summary.tokens > 0 and "tokens_per_second" in saved["this_run"]
 
-    # a rerun skips what exists and does not duplicate rejects
+    # a rerun skips what exists and does not duplicate rejects; the summary still counts the whole output
     again = run_batch([notes_dir], regex_factory, opts(out))
-    assert (again.notes, again.skipped_done) == (0, 3)
+    assert (again.tagged, again.skipped_done, again.notes, again.mentions, again.rejected) == (0, 3, 3, 3, 3)
     assert len((out / "rejects.tsv").read_text().splitlines()) == 4
     # --encoding latin-1 rescues the note that UTF-8 rejected
     latin = run_batch([notes_dir / "latin1.txt"], regex_factory, opts(tmp_path / "o2", encoding="latin-1"))
@@ -198,8 +198,20 @@ def test_resume_repairs_a_manifest_cut_by_a_crash(noteevents: Path, tmp_path: Pa
     with open(out / "NOTEEVENTS/manifest.ndjson", "a") as f:
         f.write('{"index": 5, "shard": "part-0')
     again = run_batch([noteevents], regex_factory, opts(out, shard_size=5))
-    assert (again.notes, again.skipped_done) == (5 + 2, 15)
+    assert (again.tagged, again.skipped_done, again.notes) == (5 + 2, 15, 22)
     assert files(out) == files(clean)
+    assert output_summary(out) == output_summary(clean)
+
+
+def output_summary(out: Path) -> dict:
+    """summary.json without what differs between one run and its resumption: this invocation's own counts and
+    times."""
+    saved = json.loads((out / "summary.json").read_text())
+    assert set(saved["this_run"]) >= {"tagged", "skipped_done", "seconds"}
+    del saved["this_run"]
+    saved["out"] = Path(saved["out"]).name == out.name
+    saved["rejects_file"] = saved["rejects_file"] == str(out / "rejects.tsv")
+    return saved
 
 
 def test_jobs_2_equals_jobs_1(noteevents: Path, notes_dir: Path, tmp_path: Path) -> None:
@@ -281,7 +293,8 @@ def test_truncated_gzip_keeps_good_notes_and_redoes_the_cut_shard(tmp_path: Path
     got = shard_lines(out / "discharge")
     assert 0 < len(got) == summary.notes < 60
     (reject,) = (out / "rejects.tsv").read_text().splitlines()[1:]
-    assert reject.startswith(f"{path}\trow {len(got) + 1}\tthe gzip stream ends early (truncated file)")
+    assert reject.startswith(f"{path}\t\t{len(got) + 1}\t")
+    assert reject.split("\t")[4].startswith("the gzip stream ends early (truncated file)")
     # the complete file arrives: the cut shard is redone, the complete ones are kept
     path.write_bytes(data)
     again = run_batch([path], regex_factory, opts(out, shard_size=10))
@@ -307,11 +320,15 @@ def test_setup_errors(tmp_path: Path, noteevents: Path) -> None:
 def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tmp_path: Path, monkeypatch) -> None:
     import share_ner.batch as batch
 
-    def walk(path: Path):
-        yield notes_dir / "a.txt"
-        raise InputError(notes_dir / "ward", "cannot list directory: Permission denied")
+    walks = []
 
-    monkeypatch.setattr(batch, "iter_note_files", walk)
+    def walk(path: Path):
+        walks.append(path)
+        yield batch.NoteEntry(notes_dir / "a.txt")
+        if len(walks) > 1:  # the directory became unreadable after the walk that counts the notes before work
+            raise InputError(notes_dir / "ward", "cannot list directory: Permission denied")
+
+    monkeypatch.setattr(batch, "walk_note_files", walk)
     with pytest.raises(InputError, match="ward: cannot list directory: Permission denied"):
         run_batch([notes_dir], regex_factory, opts(tmp_path / "out", jobs=2))
     assert (tmp_path / "out/a.pipe.txt").exists()
@@ -365,7 +382,7 @@ def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: i
         assert proc.returncode == (130 if sig == signal.SIGTERM else -signal.SIGKILL)
         partial = files(out)
         resumed = run_batch([inp], regex_factory, opts(out, shard_size=7, batch_notes=2))
-        assert resumed.skipped_done > 0
+        assert resumed.skipped_done > 0 and resumed.tagged < resumed.notes
         clean = tmp_path / f"{name}-clean"
         run_batch([inp], regex_factory, opts(clean, shard_size=7, batch_notes=2))
         assert files(out) == files(clean)

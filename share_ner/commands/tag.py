@@ -44,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--abbreviations", metavar="FILE",
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion), tried by "
                         "the normalizer before the packaged clinical list, instead of the model's own list")
+    p.add_argument("--show-text", action="store_true",
+                   help="let rejects and errors quote the first characters of a bad record (they carry PHI; by "
+                        "default they name note ids, rows and byte offsets only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=run)
 
@@ -124,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         model=identity,
         settle_heap=True,
         preload=preload,
+        show_text=args.show_text,
     )
     try:
         summary = run_batch(args.inputs, factory, options)
