@@ -388,3 +388,242 @@ def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: i
         assert files(out) == files(clean)
         assert len(files(out)) > len(partial)  # the kill came before the end
         assert not [p for p in out.rglob(".*") if p.is_file()]  # no temporary file left behind
+
+
+# ---------------------------------------------------------------- faults a hospital run meets
+
+class KillingAnnotator(RegexAnnotator):
+    """Kills its own worker process (SIGKILL, as the OOM killer does) on a note containing KILLME; with a marker
+    file path, only the first time any worker meets the note (a transient death: the retry succeeds)."""
+
+    def __init__(self, once: str | None = None) -> None:
+        self.once = once
+
+    def __call__(self, doc: Document) -> list[Mention]:
+        if "KILLME" in doc.text:
+            if self.once is None or not os.path.exists(self.once):
+                if self.once is not None:
+                    Path(self.once).write_text("killed once")
+                os.kill(os.getpid(), signal.SIGKILL)
+        return super().__call__(doc)
+
+
+def killing_factory() -> KillingAnnotator:
+    return KillingAnnotator(os.environ.get("SHARE_NER_TEST_KILL_ONCE"))
+
+
+def killing_notes(root: Path, n: int = 40, poison: int = 17) -> Path:
+    root.mkdir()
+    for i in range(n):
+        (root / f"n{i:02d}.txt").write_text(f"fever {i} and pain" + (" KILLME" if i == poison else ""))
+    return root
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_a_note_that_kills_its_worker_is_rejected_and_every_other_note_written(
+        tmp_path: Path, preload: bool) -> None:
+    notes = killing_notes(tmp_path / "notes")
+    out = tmp_path / "out"
+    summary = run_batch([notes], killing_factory, opts(out, jobs=2, batch_notes=4, preload=preload))
+    rejects = (out / "rejects.tsv").read_text().splitlines()[1:]
+    assert rejects == [f"{notes / 'n17.txt'}\tn17\t\t\tworker died (signal 9)"]
+    assert summary.notes == 39 and summary.rejected == 1
+    written = sorted(p.name for p in out.glob("*.pipe.txt"))
+    assert written == [f"n{i:02d}.pipe.txt" for i in range(40) if i != 17]
+    clean = tmp_path / "clean"
+    run_batch([notes], regex_factory, opts(clean, batch_notes=4))
+    assert {k: v for k, v in files(out).items() if k != "rejects.tsv"} == {
+        k: v for k, v in files(clean).items() if k not in ("rejects.tsv", "n17.pipe.txt")}
+
+
+def test_a_worker_killed_once_mid_run_loses_nothing(tmp_path: Path, monkeypatch) -> None:
+    notes = killing_notes(tmp_path / "notes")
+    monkeypatch.setenv("SHARE_NER_TEST_KILL_ONCE", str(tmp_path / "killed"))
+    out = tmp_path / "out"
+    summary = run_batch([notes], killing_factory, opts(out, jobs=2, batch_notes=4, preload=True))
+    assert (tmp_path / "killed").exists()  # a worker did die
+    assert summary.notes == 40 and summary.rejected == 0
+    clean = tmp_path / "clean"
+    run_batch([notes], regex_factory, opts(clean, batch_notes=4))
+    assert files(out) == files(clean)
+
+
+def test_workers_that_always_die_stop_the_run_with_one_error(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(12):
+        (notes / f"n{i:02d}.txt").write_text("KILLME")
+    with pytest.raises(ShareNerError, match=r"worker processes keep dying \(worker died \(signal 9\)"):
+        run_batch([notes], killing_factory, opts(tmp_path / "out", jobs=2, batch_notes=1, preload=True))
+
+
+def test_same_note_name_in_two_inputs_stops_before_any_work(tmp_path: Path) -> None:
+    for year in ("2019", "2020"):
+        (tmp_path / "coll" / year).mkdir(parents=True)
+        (tmp_path / "coll" / year / "note1.txt").write_text(f"fever {year}")
+    (tmp_path / "coll/2020/note2.txt").write_text("pain")
+    out = tmp_path / "out"
+    with pytest.raises(ShareNerError) as err:
+        run_batch([tmp_path / "coll/2019", tmp_path / "coll/2020"], regex_factory, opts(out))
+    assert str(err.value).startswith(f"{tmp_path / 'coll/2020/note1.txt'} and {tmp_path / 'coll/2019/note1.txt'} "
+                                     "are both note 'note1' and would both write note1.pipe.txt")
+    assert not list(out.glob("*.pipe.txt"))
+    # the same two directories under one parent input keep their sub-directories apart: nothing collides
+    summary = run_batch([tmp_path / "coll"], regex_factory, opts(tmp_path / "whole"))
+    assert summary.notes == 3 and (tmp_path / "whole/2019/note1.pipe.txt").exists()
+
+
+def test_symlink_loop_dangling_link_and_fifo(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    (notes / "ward").mkdir(parents=True)
+    (notes / "a.txt").write_text("fever")
+    (notes / "ward/b.txt").write_text("pain")
+    (notes / "ward/self").symlink_to("..")  # a loop back to the top
+    (notes / "again").symlink_to("ward")  # the same directory twice: read once, under the first name
+    (notes / "gone.txt").symlink_to("missing.txt")
+    (notes / "loop.txt").symlink_to("loop.txt")
+    os.mkfifo(notes / "pipe.txt")
+    out = tmp_path / "out"
+    summary = run_batch([notes], regex_factory, opts(out))
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.pipe.txt")) == ["a.pipe.txt", "again/b.pipe.txt"]
+    reasons = {line.split("\t")[1]: line.split("\t")[4] for line in (out / "rejects.tsv").read_text().splitlines()[1:]}
+    assert reasons == {"gone": "dangling symbolic link (No such file or directory)",
+                       "loop": "symbolic link loop (Too many levels of symbolic links)",
+                       "pipe": "a FIFO (named pipe), not a regular file"}
+    assert (summary.notes, summary.rejected) == (2, 3)
+
+
+def test_write_error_mid_run_is_one_line_then_the_rerun_resumes(notes_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    import share_ner.batch as batch
+
+    out = tmp_path / "out"
+    real = batch.write_annotations
+    written: list[str] = []
+
+    def full_disk(directory, doc, mentions, fmt):
+        if len(written) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(directory / f".{doc.id}.pipe.txt.tmp1"))
+        written.append(doc.id)
+        return real(directory, doc, mentions, fmt)
+
+    monkeypatch.setattr(batch, "write_annotations", full_disk)
+    with pytest.raises(ShareNerError) as err:
+        run_batch([notes_dir], regex_factory, opts(out))
+    message = str(err.value)
+    assert "\n" not in message and "No space left on device" in message and ".pipe.txt.tmp1: cannot write" in message
+    assert json.loads((out / "summary.json").read_text())["this_run"]["interrupted"] is True
+    assert len(list(out.rglob("*.pipe.txt"))) == 2  # what was complete is kept
+    monkeypatch.setattr(batch, "write_annotations", real)
+    again = run_batch([notes_dir], regex_factory, opts(out))
+    assert again.skipped_done == 2
+    clean = tmp_path / "clean"
+    run_batch([notes_dir], regex_factory, opts(clean))
+    assert files(out) == files(clean) and output_summary(out) == output_summary(clean)
+
+
+def test_an_output_directory_blocked_by_a_file_is_one_line(notes_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "ward").write_text("not a directory")  # ward/b.txt cannot get its ward/ output directory
+    with pytest.raises(ShareNerError, match=r"out/ward: cannot write \(File exists\)"):
+        run_batch([notes_dir], regex_factory, opts(out))
+    assert (out / "a.pipe.txt").exists() and (out / "summary.json").exists()
+
+
+class LengthLimitedAnnotator(RegexAnnotator):
+    """Refuses texts over spaCy's default limit, as a pipeline built on spaCy does."""
+
+    def __call__(self, doc: Document) -> list[Mention]:
+        if len(doc.text) > 1_000_000:
+            raise ValueError("[E088] Text of length ... exceeds maximum of 1000000")
+        return super().__call__(doc)
+
+
+def length_limited_factory() -> LengthLimitedAnnotator:
+    return LengthLimitedAnnotator()
+
+
+def test_a_five_megabyte_note_has_the_mentions_of_its_pieces_tagged_separately(tmp_path: Path) -> None:
+    from share_ner.batch import note_pieces
+
+    lines = ["History of fever.\n", "Denies pain, no diabetes.\r\n", "pneumonia\n", "x" * 70 + "\n"]
+    text = "".join(lines[i % 4] for i in range(5_000_000 // 30))
+    text += "unbroken " * 200_000 + "pain"  # a 1.8 MB line: cut after a space, not inside a word
+    pieces = note_pieces(text)
+    assert len(pieces) > 5 and all(e - s <= 1_000_000 for s, e in pieces)
+    assert "".join(text[s:e] for s, e in pieces) == text
+    assert all(text[e - 1] in "\n " for s, e in pieces[:-1])
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "big.txt").write_bytes(text.encode())
+    summary = run_batch([notes], length_limited_factory, opts(tmp_path / "out", fmt="jsonl"))
+    assert summary.rejected == 0 and summary.characters == len(text)
+    (record,) = [json.loads(x) for x in (tmp_path / "out/big.jsonl").read_text().splitlines()]
+    got = [(tuple(map(tuple, m["spans"])), m["cui"]) for m in record["mentions"]]
+    # the same text tagged in other pieces (cut at other line breaks), their mentions shifted by hand
+    expected = []
+    cuts = [0] + [text.index("\n", k * 700_001) + 1 for k in range(1, 7)] + [len(text)]
+    for s, e in zip(cuts, cuts[1:]):
+        for m in RegexAnnotator()(Document("p", text[s:e])):
+            expected.append((tuple((a + s, b + s) for a, b in m.spans), m.cui))
+    assert got == expected and len(got) > 100_000
+    assert all(text[a:b] == m["text"] for m in record["mentions"][:50] for a, b in m["spans"])
+
+
+class InterruptingAnnotator(RegexAnnotator):
+    """Ctrl-C pressed while it tags its 18th note."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, doc: Document) -> list[Mention]:
+        self.calls += 1
+        if self.calls == 18:
+            raise KeyboardInterrupt
+        return super().__call__(doc)
+
+
+def interrupting_factory() -> InterruptingAnnotator:
+    return InterruptingAnnotator()
+
+
+def test_summary_of_a_resumed_run_equals_an_uninterrupted_one(tmp_path: Path) -> None:
+    rows = [(str(100 + i), "Radiology" if i % 4 == 0 else "Nursing/other", "1" if i % 9 == 0 else "",
+             [NOTE_1, NOTE_2, NOTE_3][i % 3]) for i in range(40)]
+    rows[13] = ("113", "Nursing/other", "", "")
+    csv_text = mimic3_csv(rows) + '114,1,2,2151-08-04,,,"Nursing/other","Report",,,"duplicate"\n' + "215,1,2\n"
+    path = write(tmp_path / "NOTEEVENTS.csv", csv_text)
+    clean, out = tmp_path / "clean", tmp_path / "out"
+    options = dict(shard_size=5, categories=("Nursing/other",))
+    run_batch([path], regex_factory, opts(clean, **options))
+    saved = json.loads((clean / "summary.json").read_text())
+    # ISERROR rows i % 9 == 0 (5); Radiology rows i % 4 == 0 that are not ISERROR (8); the second 114, the short row
+    assert (saved["skipped_iserror"], saved["skipped_category"], saved["rejected"]) == (5, 8, 2)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C after 17 notes
+        run_batch([path], interrupting_factory, opts(out, **options))
+    resumed = run_batch([path], regex_factory, opts(out, **options))
+    assert resumed.skipped_done > 0
+    assert files(out) == files(clean)
+    assert output_summary(out) == output_summary(clean)
+
+
+def test_bad_encoding_and_brat_to_stdout_are_setup_errors(notes_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ShareNerError, match="unknown encoding 'bogus'"):
+        run_batch([notes_dir], regex_factory, opts(tmp_path / "o", encoding="bogus"))
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(ShareNerError, match="--format brat writes one .ann file per note: give --out DIR"):
+        run_batch([notes_dir], regex_factory, opts(None, fmt="brat"), stdout=io.StringIO())
+
+
+def test_ids_that_would_break_share_shards_are_rejected(tmp_path: Path) -> None:
+    path = write(tmp_path / "discharge.csv", mimic4_csv([("n1", "DS", "fever"), ("a||b", "DS", "pain"),
+                                                        ("c\nd", "DS", "pain"), ("n2", "DS", "pain")]))
+    out = tmp_path / "out"
+    run_batch([path], regex_factory, opts(out, fmt="share"))
+    shard = (out / "discharge/part-00000.pipe.txt").read_text().splitlines()
+    assert [line.split("||")[0] for line in shard] == ["n1.txt", "n2.txt"]
+    rejects = [line.split("\t") for line in (out / "rejects.tsv").read_text().splitlines()[1:]]
+    assert [(r[1], r[2]) for r in rejects] == [("", "2"), ("", "3")]
+    assert all("contains '||' or a control character" in r[4] for r in rejects)
