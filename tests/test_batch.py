@@ -359,6 +359,42 @@ if __name__ == "__main__":
 """
 
 
+def wait_for_progress(proc: subprocess.Popen, ready) -> None:
+    """Wait until the run shows the progress ``ready`` looks for (outputs on disk), however loaded the machine; a
+    run that ends or stalls first fails the test instead of being signalled at an arbitrary moment."""
+    stalled_after = time.monotonic() + 300
+    while not ready():
+        assert proc.poll() is None, f"the run ended (status {proc.returncode}) before the progress waited for"
+        assert time.monotonic() < stalled_after, "no progress in 300 s"
+        time.sleep(0.02)
+
+
+def worker_pids(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in children.read_text().split()] if children.exists() else []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds worker processes through /proc")
+def test_killing_a_worker_from_outside_mid_run_loses_nothing(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(80):
+        (notes / f"m{i:02d}.txt").write_text(f"pain {i} fever")
+    helper = tmp_path / "helper.py"
+    helper.write_text(HELPER.format(pattern=TERMS.pattern))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(helper), str(notes), str(out), "2"], env=env)
+    wait_for_progress(proc, lambda: out.exists() and len(list(out.glob("*.pipe.txt"))) >= 4
+                      and len(worker_pids(proc.pid)) == 2)
+    os.kill(worker_pids(proc.pid)[0], signal.SIGKILL)  # what the OOM killer does
+    assert proc.wait(timeout=300) == 0  # a hang here was the old behaviour
+    clean = tmp_path / "clean"
+    run_batch([notes], regex_factory, opts(clean, shard_size=7, batch_notes=2))
+    assert files(out) == files(clean)
+    assert (out / "rejects.tsv").read_text().splitlines()[1:] == []
+
+
 @pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 2), (signal.SIGKILL, 1)])
 def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: int) -> None:
     rows = [(f"n{i:03d}", "DS" if i % 5 else "RR", [NOTE_1, NOTE_2, NOTE_3][i % 3]) for i in range(120)]
@@ -374,9 +410,7 @@ def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: i
                              (notes, "dir", lambda o: list(o.glob("*.pipe.txt")))):
         out = tmp_path / f"{name}-killed"
         proc = subprocess.Popen([sys.executable, str(helper), str(inp), str(out), str(jobs)], env=env)
-        deadline = time.time() + 15
-        while not (out.exists() and len(ready(out)) >= 2) and time.time() < deadline:
-            time.sleep(0.02)
+        wait_for_progress(proc, lambda: out.exists() and len(ready(out)) >= 2)
         proc.send_signal(sig)
         proc.wait(timeout=15)
         assert proc.returncode == (130 if sig == signal.SIGTERM else -signal.SIGKILL)
@@ -386,6 +420,7 @@ def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: i
         clean = tmp_path / f"{name}-clean"
         run_batch([inp], regex_factory, opts(clean, shard_size=7, batch_notes=2))
         assert files(out) == files(clean)
+        assert output_summary(out) == output_summary(clean)
         assert len(files(out)) > len(partial)  # the kill came before the end
         assert not [p for p in out.rglob(".*") if p.is_file()]  # no temporary file left behind
 
@@ -627,3 +662,94 @@ def test_ids_that_would_break_share_shards_are_rejected(tmp_path: Path) -> None:
     rejects = [line.split("\t") for line in (out / "rejects.tsv").read_text().splitlines()[1:]]
     assert [(r[1], r[2]) for r in rejects] == [("", "2"), ("", "3")]
     assert all("contains '||' or a control character" in r[4] for r in rejects)
+
+
+def test_300_rows_with_one_bad_quote_give_299_notes_and_one_reject(tmp_path: Path) -> None:
+    from test_mimic import three_hundred_rows
+
+    rows = three_hundred_rows()
+    lines = mimic3_csv(rows).split("\n")
+    bad = next(i for i, line in enumerate(lines) if line.startswith("1150,"))
+    lines[bad + 2] = "2 lines, the quote never closed"
+    path = tmp_path / "NOTEEVENTS.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    out = tmp_path / "out"
+    summary = run_batch([path], regex_factory, opts(out, shard_size=50))
+    recs = shard_lines(out / "NOTEEVENTS")
+    assert [r["doc_id"] for r in recs] == [str(1000 + i) for i in range(300) if i != 150]
+    expected = {r[0]: RegexAnnotator()(Document(r[0], r[3])) for r in rows}
+    assert all([(tuple(map(tuple, m["spans"])), m["cui"]) for m in r["mentions"]]
+               == [(m.spans, m.cui) for m in expected[r["doc_id"]]] for r in recs)
+    (reject,) = (out / "rejects.tsv").read_text().splitlines()[1:]
+    assert reject.split("\t")[1:4] == ["1150", "151", str(len("\n".join(lines[:bad]).encode()) + 1)]
+    assert (summary.notes, summary.rejected) == (299, 1)
+
+
+MARKER = "ZQX-MARKER-TEXT"
+
+
+class MarkerFailingAnnotator(RegexAnnotator):
+    def __call__(self, doc: Document) -> list[Mention]:
+        if "explode" in doc.text:
+            raise RuntimeError(f"cannot tag {doc.text!r}")  # an exception quoting the note
+        return super().__call__(doc)
+
+
+def marker_failing_factory() -> MarkerFailingAnnotator:
+    return MarkerFailingAnnotator()
+
+
+def test_note_text_of_bad_records_reaches_no_reject_log_or_error(tmp_path: Path, capsys) -> None:
+    """A marker in the text of a bad row or note of every kind: it must appear in no reject, log, summary or error
+    (with --out and without), unless asked for."""
+    m = f"Seen by Dr. [**Last Name (STitle) 123**] {MARKER}"
+    good = mimic3_csv([("1", "DS", "", "fever")])
+    body = "".join([
+        f'2,1,2,2151-08-04,,,"DS","Report",,,"{m} unterminated\n{m}\n',  # unterminated quote, cut at row 3
+        f'3,1,2,2151-08-04,,,"DS","Report",,,"{m} explode"\n',  # the annotator fails, quoting the note
+        f'{m},1,2\n',  # wrong field count, text where the id goes
+        f'"{m}\nx||y",1,2,2151-08-04,,,"DS","Report",,,"{m}"\n',  # id with a line break and ||
+        f',1,2,2151-08-04,,,"DS","Report",,,"{m}"\n',  # empty id
+        f'3,1,2,2151-08-04,,,"DS","Report",,,"{m} duplicate"\n',  # duplicate id
+        f'5,1,2,2151-08-04,,,"DS","Report",,,"{m}\x00"\n',  # NUL in the text
+        f'6,1,2,2151-08-04,,,"DS","Report",,,"{m} "x" bad quoting\n',  # stray quote, then end of file
+    ])
+    path = tmp_path / "NOTEEVENTS.csv"
+    path.write_bytes(good.encode() + body.encode() + f'7,1,2,,,,"DS","R",,,"{m} caf'.encode() + b"\xff\"\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "bin.txt").write_bytes(f"{m}\x00".encode())
+    (notes / "latin.txt").write_bytes(f"{m} caf\xe9".encode("latin-1"))
+    (notes / "boom.txt").write_text(f"{m} explode")
+    headerless = write(tmp_path / "headerless.csv", f'174,1,2,2151-08-04,,,DS,R,,,"{m}"\n')
+
+    from share_ner.cli import main
+
+    out = tmp_path / "out"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    summary = run_batch([path, notes], marker_failing_factory, opts(out), stdout=stdout, stderr=stderr)
+    rejects = (out / "rejects.tsv").read_text()
+    assert summary.rejected == len(rejects.splitlines()) - 1 >= 11
+    run_batch([path, notes], marker_failing_factory, opts(None, jobs=2), stdout=stdout, stderr=stderr)
+    captured = [rejects, (out / "summary.json").read_text(), stderr.getvalue()]
+    assert stderr.getvalue().count("share-ner: rejected") == summary.rejected
+    with pytest.raises(InputError) as err:
+        run_batch([headerless], regex_factory, opts(tmp_path / "o2"))
+    captured.append(str(err.value))
+    model = tmp_path / "model"
+    model.mkdir()
+    assert main(["tag", str(headerless), "--model", str(model), "--quiet"]) == 2
+    cli_err = capsys.readouterr().err
+    assert "the file needs its header row" in cli_err
+    captured.append(cli_err)
+    reasons = "".join(line.split("\t")[4] for line in rejects.splitlines()[1:])
+    for kind in ("unterminated quote", "annotation failed: RuntimeError", "fields, expected 11",
+                 "contains '||' or a control character", "empty ROW_ID", "duplicate note id", "NUL bytes",
+                 "not valid utf-8", "binary file"):
+        assert kind in reasons
+    for text in captured:
+        assert MARKER not in text and "Last Name" not in text
+    assert all(MARKER not in line for line in stdout.getvalue().splitlines() if '"doc_id": "1"' in line)
+    # asked for: the bad records are quoted
+    shown = run_batch([path], marker_failing_factory, opts(tmp_path / "shown", show_text=True))
+    assert shown.rejected and MARKER in (tmp_path / "shown/rejects.tsv").read_text()
