@@ -50,7 +50,7 @@ from share_ner.formats import SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
-from share_ner.notes import NoteEntry, atomic_write_text, doc_id_from_path, read_note, walk_note_files
+from share_ner.notes import atomic_write_text, doc_id_from_path, read_note, walk_note_files
 
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
