@@ -20,6 +20,7 @@ from share_ner.batch import BatchOptions, NoteResult, annotate_note, annotate_no
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import read_annotations
+from share_ner.notes import NoteEntry
 
 TERMS = re.compile(r"\b(fever|pneumonia|diabetes|pain)\b")
 
@@ -324,7 +325,7 @@ def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tm
 
     def walk(path: Path):
         walks.append(path)
-        yield batch.NoteEntry(notes_dir / "a.txt")
+        yield NoteEntry(notes_dir / "a.txt")
         if len(walks) > 1:  # the directory became unreadable after the walk that counts the notes before work
             raise InputError(notes_dir / "ward", "cannot list directory: Permission denied")
 
