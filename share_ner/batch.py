@@ -62,9 +62,11 @@ SUMMARY_NAME = "summary.json"
 RUN_NAME = "run.json"
 MANIFEST_NAME = "manifest.ndjson"  # not *.jsonl: annotation readers must not take it for a shard
 TMP_MARK = ".tmp"
-# Longer notes are tagged in line-aligned pieces of at most this many characters (spaCy's own limit on one text,
-# and a bound on the memory of one note's features), their mentions shifted back to offsets into the whole note.
+# Longer notes (spaCy's own limit on one text) are tagged in line-aligned pieces of at most PIECE_CHARS characters
+# (a bound on the memory of one piece's token features), their mentions shifted back to offsets into the whole
+# note.
 LONG_NOTE_CHARS = 1_000_000
+PIECE_CHARS = 250_000
 # Workers dying this many times in a row without finishing a task: the annotator itself is at fault, not a note.
 MAX_DEATHS_IN_A_ROW = 10
 
@@ -141,9 +143,13 @@ def _failed(doc: Document, tokens: int, exc: BaseException) -> NoteResult:
     return NoteResult(doc.id, (), tokens, f"annotation failed: {type(exc).__name__}{where}")
 
 
-def note_pieces(text: str, limit: int = LONG_NOTE_CHARS) -> list[tuple[int, int]]:
-    """``(start, end)`` of consecutive pieces of ``text``, each at most ``limit`` characters, cut after a line
-    break (else after a space, else anywhere); one piece when ``text`` fits."""
+def note_pieces(text: str, limit: int = LONG_NOTE_CHARS, piece: int = PIECE_CHARS) -> list[tuple[int, int]]:
+    """``(start, end)`` of the pieces ``text`` is tagged in: itself when at most ``limit`` characters, else
+    consecutive pieces of at most ``piece`` characters, each cut after a line break (else after a space, else
+    anywhere)."""
+    if len(text) <= limit:
+        return [(0, len(text))]
+    limit = piece
     pieces = []
     start, n = 0, len(text)
     while n - start > limit:
