@@ -946,6 +946,8 @@ class _Runner:
                         if deaths_in_a_row >= MAX_DEATHS_IN_A_ROW:
                             raise ShareNerError(f"worker processes keep dying ({event.reason()}, {deaths_in_a_row} "
                                                 "times in a row without finishing a batch); the model cannot run here")
+                        if task is None:
+                            continue  # it died starting, holding no batch
                         task.deaths += 1
                         if task.part is not None or len(task.docs) == 1:
                             # the note alone killed its worker again: it is the note at fault

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 @dataclass(frozen=True)
 class Death:
-    """A worker ended (killed or exited) while it held ``task``."""
+    """A worker ended (killed or exited) while it held ``task`` (``None``: it held none)."""
 
     task: Any
     exitcode: int | None
@@ -135,7 +135,8 @@ class WorkerPool:
     def wait(self, timeout: float | None = None) -> list[Done | Death]:
         """Block until at least one task finishes or a worker dies (or ``timeout`` passes); what happened.
 
-        A dead worker is replaced at once; a dead idle worker is replaced without a report."""
+        A dead worker is replaced at once; one that died holding no task (while starting) is reported with
+        ``task=None``."""
         events: list[Done | Death] = list(self._dispatch())
         if events:
             return events
@@ -166,10 +167,8 @@ class WorkerPool:
                         w.task, w.busy = None, False
                     except (EOFError, OSError):
                         pass
-            if w.busy:
+            if w.busy or not w.process.is_alive():
                 events.append(self._replace(i))
-            elif not w.process.is_alive():
-                self._replace(i)
         events.extend(self._dispatch())
         return events
 

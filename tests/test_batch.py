@@ -493,6 +493,16 @@ def test_workers_that_always_die_stop_the_run_with_one_error(tmp_path: Path) -> 
         run_batch([notes], killing_factory, opts(tmp_path / "out", jobs=2, batch_notes=1, preload=True))
 
 
+def dying_factory() -> RegexAnnotator:
+    os.kill(os.getpid(), signal.SIGKILL)  # a model whose loading crashes its worker
+    return RegexAnnotator()
+
+
+def test_workers_that_die_while_loading_stop_the_run_with_one_error(notes_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ShareNerError, match=r"worker processes keep dying \(worker died \(signal 9\)"):
+        run_batch([notes_dir], dying_factory, opts(tmp_path / "out", jobs=2))
+
+
 def test_same_note_name_in_two_inputs_stops_before_any_work(tmp_path: Path) -> None:
     for year in ("2019", "2020"):
         (tmp_path / "coll" / year).mkdir(parents=True)
