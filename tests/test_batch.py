@@ -498,9 +498,10 @@ def dying_factory() -> RegexAnnotator:
     return RegexAnnotator()
 
 
-def test_workers_that_die_while_loading_stop_the_run_with_one_error(notes_dir: Path, tmp_path: Path) -> None:
+def test_workers_that_die_while_loading_stop_the_run_with_one_error(tmp_path: Path) -> None:
+    notes = killing_notes(tmp_path / "notes", n=12, poison=-1)  # 12 notes: at least 12 deaths before all are tried
     with pytest.raises(ShareNerError, match=r"worker processes keep dying \(worker died \(signal 9\)"):
-        run_batch([notes_dir], dying_factory, opts(tmp_path / "out", jobs=2))
+        run_batch([notes], dying_factory, opts(tmp_path / "out", jobs=2))
 
 
 def test_same_note_name_in_two_inputs_stops_before_any_work(tmp_path: Path) -> None:
