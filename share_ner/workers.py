@@ -46,13 +46,20 @@ _MASK = hasattr(signal, "pthread_sigmask")
 
 
 def _worker_main(conn: Connection, initializer: Callable[..., None] | None, initargs: tuple,
-                 work: Callable[[Any], Any]) -> None:
+                 work: Callable[[Any], Any], inherited: tuple[int, ...] = ()) -> None:
     # Ctrl-C goes to the whole process group: only the parent reacts, then ends its workers. The parent blocked
     # both signals around the fork, so that none arrives while the parent's handlers are still in place here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if _MASK:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    # A forked worker holds copies of the parent's ends of every pipe made before it: closed, so that each
+    # worker sees its own pipe end when the parent dies (SIGKILL), and exits instead of waiting forever.
+    for fd in inherited:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     if initializer is not None:
         initializer(*initargs)
     while True:
@@ -67,9 +74,13 @@ def _worker_main(conn: Connection, initializer: Callable[..., None] | None, init
 
 class _Worker:
     def __init__(self, ctx: Any, initializer: Callable[..., None] | None, initargs: tuple,
-                 work: Callable[[Any], Any]) -> None:
+                 work: Callable[[Any], Any], others: list["_Worker"]) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_worker_main, args=(child, initializer, initargs, work), daemon=True)
+        forked = ctx.get_start_method() == "fork"
+        inherited = tuple(c.fileno() for c in [self.conn] + [w.conn for w in others if not w.conn.closed]) \
+            if forked else ()
+        self.process = ctx.Process(target=_worker_main, args=(child, initializer, initargs, work, inherited),
+                                   daemon=True)
         old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if _MASK else None
         try:
             self.process.start()
@@ -93,11 +104,13 @@ class WorkerPool:
         self.initializer = initializer
         self.initargs = initargs
         self.queue: deque[tuple[Any, Any]] = deque()  # (task, payload) not yet handed out
-        self.workers = [self._start() for _ in range(jobs)]
+        self.workers: list[_Worker] = []
+        for _ in range(jobs):
+            self.workers.append(self._start())
         self.deaths = 0  # workers replaced so far
 
     def _start(self) -> _Worker:
-        return _Worker(self.ctx, self.initializer, self.initargs, self.work)
+        return _Worker(self.ctx, self.initializer, self.initargs, self.work, self.workers)
 
     def submit(self, task: Any, payload: Any) -> None:
         """Queue ``payload``; its outcome is reported under ``task``."""

@@ -396,7 +396,18 @@ def test_killing_a_worker_from_outside_mid_run_loses_nothing(tmp_path: Path) -> 
     assert (out / "rejects.tsv").read_text().splitlines()[1:] == []
 
 
-@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 2), (signal.SIGKILL, 1)])
+def gone(pids: list[int]) -> bool:
+    """Whether none of ``pids`` is still a live process (zombies count as gone)."""
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z":
+                return False
+        except OSError:
+            continue
+    return True
+
+
+@pytest.mark.parametrize("sig,jobs", [(signal.SIGTERM, 2), (signal.SIGKILL, 1), (signal.SIGKILL, 2)])
 def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: int) -> None:
     rows = [(f"n{i:03d}", "DS" if i % 5 else "RR", [NOTE_1, NOTE_2, NOTE_3][i % 3]) for i in range(120)]
     csv_path = write(tmp_path / "discharge.csv.gz", mimic4_csv(rows) + "n999,1,2,DS\n", gz=True)
@@ -411,10 +422,17 @@ def test_killed_run_resumes_to_the_same_output(tmp_path: Path, sig: int, jobs: i
                              (notes, "dir", lambda o: list(o.glob("*.pipe.txt")))):
         out = tmp_path / f"{name}-killed"
         proc = subprocess.Popen([sys.executable, str(helper), str(inp), str(out), str(jobs)], env=env)
-        wait_for_progress(proc, lambda: out.exists() and len(ready(out)) >= 2)
+        wait_for_progress(proc, lambda: out.exists() and len(ready(out)) >= 2
+                          and len(worker_pids(proc.pid)) == (jobs if jobs > 1 else 0))
+        workers = worker_pids(proc.pid)
         proc.send_signal(sig)
         proc.wait(timeout=15)
         assert proc.returncode == (130 if sig == signal.SIGTERM else -signal.SIGKILL)
+        # workers left without their parent see their pipe close and exit (none waits forever)
+        ended_by = time.monotonic() + 120
+        while not gone(workers):
+            assert time.monotonic() < ended_by, f"workers {workers} outlived their killed parent"
+            time.sleep(0.05)
         partial = files(out)
         resumed = run_batch([inp], regex_factory, opts(out, shard_size=7, batch_notes=2))
         assert resumed.skipped_done > 0 and resumed.tagged < resumed.notes
