@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
 
 from share_ner.document import Document
-from share_ner.errors import InputError
+from share_ner.errors import InputError, ShareNerError
 
 # MIMIC-III discharge summaries reach a few hundred kB; leave room for 5 MB+ notes.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -110,9 +110,12 @@ def check_encoding(encoding: str, source: str | Path | None = None) -> None:
     try:
         codecs.lookup(encoding)
     except LookupError:
+        if source is None:
+            raise ShareNerError(f"unknown encoding {encoding!r} (--encoding)") from None
         raise InputError(source, f"unknown encoding {encoding!r}") from None
     if '",\r\n'.encode(encoding, "replace") != b'",\r\n':
-        raise InputError(source, f"encoding {encoding!r} is not ASCII-compatible; convert the file to UTF-8")
+        message = f"encoding {encoding!r} is not ASCII-compatible; convert the file to UTF-8"
+        raise ShareNerError(f"{message} (--encoding)") if source is None else InputError(source, message)
 
 
 def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
