@@ -111,7 +111,9 @@ def child_run(model: str, notes: str, out: str, jobs: int, limit: int | None) ->
     wall = time.perf_counter() - wall
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"summary": summary.to_dict(), "wall": wall, "startup_cpu": _STARTUP_CPU[0],
+    counts = summary.to_dict()
+    counts.update(counts.pop("this_run"))  # the run's own rates and times beside the output's counts
+    return {"summary": counts, "wall": wall, "startup_cpu": _STARTUP_CPU[0],
             "cpu_self": me.ru_utime + me.ru_stime - memory.get("sampler_cpu", 0.0),
             "cpu_workers": kids.ru_utime + kids.ru_stime,
             "rss_self_mb": peak_rss_mb(), "rss_worker_mb": kids.ru_maxrss / 1024, "preload": preload, **memory}

@@ -18,8 +18,13 @@ command again:
   counts. The shard being written when the run stopped is discarded and redone.
 
 Bad input never stops the batch: an empty, binary or undecodable note, a
-malformed CSV row or a truncated ``.gz`` becomes a line of the rejects file
-(``source``, note id or row, reason; never note text).
+malformed CSV row, a duplicate note id, a truncated ``.gz``, a note whose
+worker process died becomes a line of the rejects file (``source``, note id,
+row, byte offset, reason; never note text unless ``show_text``).
+
+Worker processes (:mod:`share_ner.workers`) that die are replaced: the batch a
+dead worker held is tried once more, then note by note, so that only the note
+that kills a worker is rejected ("worker died (signal 9)").
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import sys
 import threading
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
@@ -44,8 +49,8 @@ from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import FORMATS, SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
-from share_ner.mimic import CsvRecord, is_csv_path, iter_csv_notes, read_header
-from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is_gold_file
+from share_ner.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
+from share_ner.notes import atomic_write_text, doc_id_from_path, read_note, walk_note_files
 from share_ner.text import SIMPLE_TOKEN
 
 Annotator = Callable[[Document], list[Mention]]
@@ -57,6 +62,13 @@ SUMMARY_NAME = "summary.json"
 RUN_NAME = "run.json"
 MANIFEST_NAME = "manifest.ndjson"  # not *.jsonl: annotation readers must not take it for a shard
 TMP_MARK = ".tmp"
+# Longer notes (spaCy's own limit on one text) are tagged in line-aligned pieces of at most PIECE_CHARS characters
+# (a bound on the memory of one piece's token features), their mentions shifted back to offsets into the whole
+# note.
+LONG_NOTE_CHARS = 1_000_000
+PIECE_CHARS = 250_000
+# Workers dying this many times in a row without finishing a task: the annotator itself is at fault, not a note.
+MAX_DEATHS_IN_A_ROW = 10
 
 _TMP_RE = re.compile(r"^\..+\.tmp\d+$")
 
@@ -126,12 +138,7 @@ def annotate_note(annotator: Annotator, doc: Document) -> NoteResult:
 
     Pure and picklable with a picklable annotator: a distributed engine can map it over partitions.
     """
-    tokens = count_tokens(doc.text)
-    try:
-        mentions = tuple(annotator(doc))
-    except Exception as exc:  # noqa: BLE001 - a batch must survive any failure on one note
-        return _failed(doc, tokens, exc)
-    return NoteResult(doc.id, mentions, tokens)
+    return annotate_notes(annotator, [doc])[0]
 
 
 def _failed(doc: Document, tokens: int, exc: BaseException) -> NoteResult:
@@ -141,30 +148,98 @@ def _failed(doc: Document, tokens: int, exc: BaseException) -> NoteResult:
     return NoteResult(doc.id, (), tokens, f"annotation failed: {type(exc).__name__}{where}")
 
 
+def note_pieces(text: str, limit: int = LONG_NOTE_CHARS, piece: int = PIECE_CHARS) -> list[tuple[int, int]]:
+    """``(start, end)`` of the pieces ``text`` is tagged in: itself when at most ``limit`` characters, else
+    consecutive pieces of at most ``piece`` characters, each cut after a line break (else after a space, else
+    anywhere)."""
+    if len(text) <= limit:
+        return [(0, len(text))]
+    limit = piece
+    pieces = []
+    start, n = 0, len(text)
+    while n - start > limit:
+        end = text.rfind("\n", start, start + limit) + 1
+        if end <= start:
+            end = max(text.rfind(" ", start, start + limit), text.rfind("\t", start, start + limit)) + 1
+        if end <= start:
+            end = start + limit
+        pieces.append((start, end))
+        start = end
+    pieces.append((start, n))
+    return pieces
+
+
+def _shifted(mention: Mention, doc_id: str, offset: int) -> Mention:
+    shifted = Mention(doc_id, tuple((s + offset, e + offset) for s, e in mention.spans), mention.cui, mention.type)
+    return shifted if mention.attributes is None else shifted.with_attributes(mention.attributes)
+
+
 def annotate_notes(annotator: Annotator, docs: Sequence[Document]) -> list[NoteResult]:
     """:func:`annotate_note` for each of ``docs``; an annotator with a ``many`` method (:class:`PipelineAnnotator`)
-    gets the whole batch at once, and a failure stays with its note either way."""
+    gets the whole batch at once, and a failure stays with its note either way. A note over
+    :data:`LONG_NOTE_CHARS` is annotated as its :func:`note_pieces`, each piece a note of its own, and its
+    mentions are those of its pieces at their offsets in the whole note."""
+    parts: list[Document] = []
+    owner: list[tuple[int, int]] = []  # (index in docs, offset of the piece)
+    for i, doc in enumerate(docs):
+        for start, end in note_pieces(doc.text):
+            parts.append(doc if (start, end) == (0, len(doc.text)) else Document(doc.id, doc.text[start:end]))
+            owner.append((i, start))
+    outs = _annotate_parts(annotator, parts)
+    mentions: list[list[Mention]] = [[] for _ in docs]
+    errors: list[BaseException | None] = [None] * len(docs)
+    for (i, offset), out in zip(owner, outs):
+        if isinstance(out, BaseException):
+            errors[i] = errors[i] or out
+        else:
+            mentions[i].extend(out if offset == 0 else (_shifted(m, docs[i].id, offset) for m in out))
+    results = []
+    for doc, ms, err in zip(docs, mentions, errors):
+        tokens = count_tokens(doc.text)
+        results.append(_failed(doc, tokens, err) if err is not None else NoteResult(doc.id, tuple(ms), tokens))
+    return results
+
+
+def _annotate_parts(annotator: Annotator, docs: Sequence[Document]) -> list[list[Mention] | BaseException]:
     many = getattr(annotator, "many", None)
-    if many is None or len(docs) < 2:
-        return [annotate_note(annotator, d) for d in docs]
-    try:
-        outs = many(docs)
-    except Exception:  # noqa: BLE001 - then note by note, so that only the note at fault fails
-        return [annotate_note(annotator, d) for d in docs]
-    return [_failed(doc, count_tokens(doc.text), out) if isinstance(out, BaseException)
-            else NoteResult(doc.id, tuple(out), count_tokens(doc.text)) for doc, out in zip(docs, outs)]
+    if many is not None and len(docs) > 1:
+        try:
+            return list(many(docs))
+        except Exception:  # noqa: BLE001 - then note by note, so that only the note at fault fails
+            pass
+    outs: list[list[Mention] | BaseException] = []
+    for doc in docs:
+        try:
+            outs.append(list(annotator(doc)))
+        except Exception as exc:  # noqa: BLE001 - a batch must survive any failure on one note
+            outs.append(exc)
+    return outs
 
 
 @dataclass(frozen=True)
 class Reject:
-    """A record that could not be tagged: where it came from, which note or row, and why."""
+    """A record that could not be tagged: where it came from (file, note id, CSV row and byte offset of the
+    record; empty when unknown or not applicable), and why. Never note text, unless the user asked for it."""
 
     source: str
-    record: str
+    note_id: str
     reason: str
+    row: int | None = None
+    byte: int | None = None
+
+    COLUMNS = ("source", "note_id", "row", "byte", "reason")
 
     def to_line(self) -> str:
-        return "\t".join(_clean(v) for v in (self.source, self.record, self.reason)) + "\n"
+        values = (self.source, self.note_id, "" if self.row is None else str(self.row),
+                  "" if self.byte is None else str(self.byte), self.reason)
+        return "\t".join(_clean(v) for v in values) + "\n"
+
+    def where(self) -> str:
+        """The record in words, for stderr: ``note 174 (row 3, byte 1042)``."""
+        at = ", ".join(x for x in (f"row {self.row}" if self.row is not None else "",
+                                   f"byte {self.byte}" if self.byte is not None else "") if x)
+        what = f"note {self.note_id}" if self.note_id else "a record"
+        return what + (f" ({at})" if at else "")
 
 
 def _clean(value: str) -> str:
@@ -195,18 +270,32 @@ class BatchOptions:
     # share its memory (copy-on-write) and its start-up instead of each loading their own. Only for annotators
     # that are safe to fork (not one that has started PyTorch's thread pool); this process keeps the annotator.
     preload: bool = False
+    # rejects and errors may quote the first characters of a bad record (off: they name ids, rows and offsets)
+    show_text: bool = False
+
+
+_THIS_RUN = ("tagged", "skipped_done", "tagged_tokens", "seconds", "startup_seconds", "jobs", "interrupted")
 
 
 @dataclass
 class RunSummary:
-    """Counts and timings of one run (``skipped_done``: notes already complete from an earlier run)."""
+    """What the outputs hold, and what this run did.
+
+    ``notes``, ``mentions``, ``tokens``, ``characters``, ``rejected`` and the skipped counts describe the whole
+    output: a run resumed after an interruption reports what an uninterrupted run would. ``tagged`` (and
+    ``tagged_tokens``) are the notes this run tagged itself, ``skipped_done`` those an earlier run had finished.
+    """
 
     notes: int = 0
-    skipped_done: int = 0
     mentions: int = 0
     rejected: int = 0
     tokens: int = 0
     characters: int = 0
+    skipped_iserror: int = 0  # MIMIC-III rows flagged ISERROR = 1, left out (no --include-errors)
+    skipped_category: int = 0  # rows of another category than --category
+    tagged: int = 0
+    skipped_done: int = 0
+    tagged_tokens: int = 0
     seconds: float = 0.0
     startup_seconds: float = 0.0
     jobs: int = 1
@@ -220,21 +309,30 @@ class RunSummary:
         return max(self.seconds - self.startup_seconds, 1e-9)
 
     def to_dict(self) -> dict[str, Any]:
+        """The counts of the output at the top level; this run's own counts and timings under ``this_run``."""
         d = asdict(self)
-        d["tokens_per_second"] = round(self.tokens / self.work_seconds, 1)
-        d["notes_per_second"] = round(self.notes / self.work_seconds, 2)
-        d["seconds"] = round(self.seconds, 3)
-        d["startup_seconds"] = round(self.startup_seconds, 3)
+        run = {k: d.pop(k) for k in _THIS_RUN}
+        run["seconds"] = round(self.seconds, 3)
+        run["startup_seconds"] = round(self.startup_seconds, 3)
+        run["tokens_per_second"] = round(self.tagged_tokens / self.work_seconds, 1)
+        run["notes_per_second"] = round(self.tagged / self.work_seconds, 2)
+        d["this_run"] = run
         return d
 
     def line(self) -> str:
         """A one-line human summary for stderr."""
         text = (
-            f"tagged {self.notes} notes ({self.mentions} mentions, {self.tokens} tokens) in {self.seconds:.1f} s, "
-            f"{self.tokens / self.work_seconds:,.0f} tokens/s after {self.startup_seconds:.1f} s of model loading"
+            f"tagged {self.tagged} notes ({self.tagged_tokens} tokens) in {self.seconds:.1f} s, "
+            f"{self.tagged_tokens / self.work_seconds:,.0f} tokens/s after {self.startup_seconds:.1f} s of model "
+            "loading"
         )
         if self.skipped_done:
             text += f"; {self.skipped_done} already done"
+        text += f"; {self.notes} notes, {self.mentions} mentions in all"
+        if self.skipped_iserror:
+            text += f"; {self.skipped_iserror} ISERROR rows left out"
+        if self.skipped_category:
+            text += f"; {self.skipped_category} rows of other categories left out"
         if self.rejected:
             text += f"; {self.rejected} rejected" + (f" (see {self.rejects_file})" if self.rejects_file else "")
         return text
@@ -282,6 +380,15 @@ class _NoteFileSink(_Sink):
             directory.mkdir(parents=True, exist_ok=True)
             self.made.add(directory)
         write_annotations(directory, item.doc, result.mentions, self.fmt)
+
+    def mentions_in(self, path: Path) -> int:
+        """How many mentions the output file of an earlier run holds."""
+        text = path.read_text(encoding="utf-8")
+        if self.fmt == "share":
+            return sum(1 for line in text.split("\n") if line.strip())
+        if self.fmt == "brat":
+            return sum(1 for line in text.split("\n") if line.startswith("T"))
+        return sum(len(json.loads(line).get("mentions", ())) for line in text.split("\n") if line.strip())
 
 
 class _StreamSink(_Sink):
@@ -332,12 +439,19 @@ class _ShardSink(_Sink):
     def is_done(self, item_index: int) -> bool:
         return item_index // self.size in self.done
 
+    def earlier(self, item_index: int) -> dict[str, int] | None:
+        """The counts of a done shard, given with its first row (so counted once)."""
+        if item_index % self.size:
+            return None
+        entry = self.done[item_index // self.size]
+        return {k: int(entry.get(k, 0)) for k in ("notes", "mentions", "tokens", "characters")}
+
     def _open(self, index: int, item: "_Item") -> None:
         self.current = index
         self.tmp = self.directory / f".{self.shard_name(index)}{TMP_MARK}{os.getpid()}"
         self.file = open(self.tmp, "w", encoding="utf-8", newline="")
         self.stats = {"index": index, "shard": self.shard_name(index), "first_row": item.row, "last_row": item.row,
-                      "notes": 0, "mentions": 0, "tokens": 0, "rejected": 0, "items": 0}
+                      "notes": 0, "mentions": 0, "tokens": 0, "characters": 0, "rejected": 0, "items": 0}
 
     def add(self, item: "_Item", result: NoteResult | None) -> None:
         index = item.key // self.size
@@ -354,6 +468,7 @@ class _ShardSink(_Sink):
             self.stats["notes"] += 1
             self.stats["mentions"] += len(result.mentions)
             self.stats["tokens"] += result.tokens
+            self.stats["characters"] += len(item.doc.text)
             if self.fmt == "jsonl":
                 self.file.write(_jsonl_line(item.doc, result.mentions))
             else:
@@ -408,6 +523,7 @@ class _Item:
     row: int = 0
     pos: int = 0  # CSV: bytes read so far over all CSV inputs, for the progress estimate
     done: bool = False  # complete in an earlier run
+    earlier: dict[str, int] | None = None  # with done: the counts of what the earlier run wrote
     end: bool = False  # marks the end of an input (no record)
     complete: bool = True  # with end: False when the input was cut short
 
@@ -415,7 +531,7 @@ class _Item:
 class _RejectLog:
     """The rejects file: appended as the run goes, deduplicated against an earlier run's lines."""
 
-    HEADER = "source\trecord\treason\n"
+    HEADER = "\t".join(Reject.COLUMNS) + "\n"
 
     def __init__(self, path: Path | None, stream: TextIO | None) -> None:
         self.path = path
@@ -425,7 +541,8 @@ class _RejectLog:
         if path is not None:
             if path.exists():
                 lines = path.read_text(encoding="utf-8").split("\n")
-                self.seen = {ln + "\n" for ln in lines[1:] if ln.count("\t") == 2}
+                tabs = len(Reject.COLUMNS) - 1
+                self.seen = {ln + "\n" for ln in lines[1:] if ln.count("\t") == tabs}
                 # rewrite without a line cut by a crash
                 atomic_write_text(path, self.HEADER + "".join(ln + "\n" for ln in lines[1:] if ln + "\n" in self.seen))
             else:
@@ -442,7 +559,7 @@ class _RejectLog:
             self.file.write(line)
             self.file.flush()
         elif self.stream is not None:
-            print(f"share-ner: rejected {reject.source} {reject.record}: {reject.reason}", file=self.stream)
+            print(f"share-ner: rejected {reject.source} {reject.where()}: {reject.reason}", file=self.stream)
 
     def close(self) -> None:
         if self.file is not None:
@@ -460,43 +577,24 @@ class _Input:
     sink: _Sink | None = None
 
 
-def iter_note_files(path: Path) -> Iterator[Path]:
-    """Note files (``*.txt``, gold files left out) under ``path``, streamed in a fixed order.
-
-    Unlike sorting a full recursive listing, memory stays bounded by the
-    largest single directory, whatever the size of the tree.
-    """
-    if path.is_file():
-        yield path
-        return
-    if not path.is_dir():
-        raise InputError(path, "no such file or directory")
-    try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
-    except OSError as exc:
-        raise InputError(path, f"cannot list directory: {exc.strerror or exc}") from None
-    for entry in entries:
-        if entry.is_dir():
-            yield from iter_note_files(Path(entry.path))
-        elif entry.name.endswith(".txt") and entry.is_file() and not is_gold_file(Path(entry.name)):
-            yield Path(entry.path)
-
-
 def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
     """The note, or the reason it is rejected."""
+    if BAD_ID_RE.search(doc_id):
+        return "the file name contains '||' or a control character (it would break the output lines)"
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
-    if not data:
-        return "empty file"
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        return f"binary file (NUL byte at byte {nul})"
-    try:
-        return Document(doc_id, decode_note(data, path, encoding))
+        return read_note(path, encoding, doc_id, reject_empty=True)
     except InputError as exc:
         return exc.message
+
+
+class _Task:
+    """A batch on its way through the worker pool: its documents, and how often a worker died holding it."""
+
+    def __init__(self, seq: int, docs: list[Document], part: int | None = None) -> None:
+        self.seq = seq
+        self.docs = docs
+        self.part = part  # index of the single note, once the batch is split after two deaths
+        self.deaths = 0
 
 
 class _Runner:
@@ -513,6 +611,7 @@ class _Runner:
         self.error: ShareNerError | None = None  # a read error that stopped the input stream
         self.bytes_before = 0  # size of the CSV inputs already read
         self.total_bytes = 0  # size of all CSV inputs when they are the only inputs
+        self.note_files: int | None = None  # counted by setup when it walks the note-file inputs
 
     # ---- setup
 
@@ -526,18 +625,23 @@ class _Runner:
             raise ShareNerError(f"--limit must be 0 or more, got {opt.limit}")
         if opt.fmt is not None and opt.fmt not in FORMATS:
             raise ShareNerError(f"unknown format {opt.fmt!r}; expected one of {', '.join(FORMATS)}")
+        if opt.fmt == "brat" and opt.out is None:
+            raise ShareNerError("--format brat writes one .ann file per note: give --out DIR (without --out, notes "
+                                "go to stdout as JSON Lines)")
         if not self.inputs:
             raise ShareNerError("no input given")
+        check_encoding(opt.encoding)  # one setup error, not one reject per note
         for inp in self.inputs:
-            if not inp.path.exists():
+            if not inp.path.exists() and not inp.path.is_symlink():
                 raise InputError(inp.path, "no such file or directory")
             if inp.is_csv:
-                read_header(inp.path, opt.encoding)  # a CSV without its text column fails now, not hours later
+                read_header(inp.path, opt.encoding, show_text=opt.show_text)  # fails now, not hours later
                 if opt.fmt in ("brat", "bioc") and opt.out is not None:
                     name = {"brat": "BRAT", "bioc": "BioC"}[opt.fmt]
                     raise ShareNerError(
                         f"{inp.path}: {name} output needs one file per note; for a CSV export use --format jsonl or share"
                     )
+        self._check_note_names()
         if opt.out is None:
             sink = _StreamSink(self.stdout)
             for inp in self.inputs:
@@ -569,6 +673,27 @@ class _Runner:
         self.rejects = self._reject_log(opt.rejects or out / REJECTS_NAME, None)
         self.summary.out = str(out)
         self.summary.rejects_file = str(opt.rejects or out / REJECTS_NAME)
+
+    def _check_note_names(self) -> None:
+        """Walk the note-file inputs once before any work: count them (for the progress bar) and, when there are
+        several, stop at a note that would have the same output (same sub-directory and note id) as a note of
+        another input, naming both files. One set of names is kept, and only with several inputs."""
+        roots = [inp.path for inp in self.inputs if not inp.is_csv]
+        names: dict[tuple[str, str], Path] | None = {} if len(roots) > 1 else None
+        count = 0
+        for root in roots:
+            for entry in walk_note_files(root):
+                count += 1
+                if names is None:
+                    continue
+                key = (str(_rel_dir(root, entry.path)), doc_id_from_path(entry.path))
+                other = names.setdefault(key, entry.path)
+                if other != entry.path:
+                    where = Path(key[0]) / per_note_file_name(key[1], self.opt.fmt or "share")
+                    raise ShareNerError(
+                        f"{entry.path} and {other} are both note {key[1]!r} and would both write {where}; "
+                        "give their directories as separate runs (another --out) or rename one")
+        self.note_files = count
 
     @staticmethod
     def _reject_log(path: Path | None, stream: TextIO | None) -> _RejectLog:
@@ -610,7 +735,7 @@ class _Runner:
             if self.opt.limit is None and all(inp.is_csv for inp in self.inputs):
                 self.total_bytes = sum(inp.path.stat().st_size for inp in self.inputs)
             return self.opt.limit
-        n = sum(sum(1 for _ in iter_note_files(inp.path)) for inp in self.inputs)
+        n = self.note_files or 0
         return n if self.opt.limit is None else min(n, self.opt.limit)
 
     # ---- reading
@@ -630,85 +755,101 @@ class _Runner:
     def _file_items(self, inp: _Input) -> Iterator[_Item]:
         sink = inp.sink
         root = inp.path
-        for path in iter_note_files(root):
+        for entry in walk_note_files(root):
             if self._limit_reached() or self.stop.is_set():
                 return
             self.selected += 1
+            path = entry.path
             doc_id = doc_id_from_path(path)
-            rel_dir = path.parent.relative_to(root) if root.is_dir() else Path()
-            if isinstance(sink, _NoteFileSink) and sink.output_path(rel_dir, doc_id).exists():
-                yield _Item(sink, rel_dir, done=True)
+            rel_dir = _rel_dir(root, path)
+            if entry.problem is not None:
+                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, entry.problem))
                 continue
+            if isinstance(sink, _NoteFileSink):
+                output = sink.output_path(rel_dir, doc_id)
+                if output.exists():
+                    yield _Item(sink, rel_dir, done=True, earlier=self._earlier_note(sink, path, output, doc_id))
+                    continue
             got = _read_note_file(path, doc_id, self.opt.encoding)
             if isinstance(got, str):
                 yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, got))
             else:
                 yield _Item(sink, rel_dir, str(path), doc=got)
 
+    def _earlier_note(self, sink: _NoteFileSink, path: Path, output: Path, doc_id: str) -> dict[str, int] | None:
+        """The counts of a note tagged by an earlier run: its text read again, its mentions from its output."""
+        got = _read_note_file(path, doc_id, self.opt.encoding)
+        try:
+            mentions = sink.mentions_in(output)
+        except (OSError, ValueError, AttributeError):
+            mentions = 0
+        if isinstance(got, str):
+            return {"notes": 1, "mentions": mentions, "tokens": 0, "characters": 0}
+        return {"notes": 1, "mentions": mentions, "tokens": count_tokens(got.text), "characters": len(got.text)}
+
     def _csv_items(self, inp: _Input) -> Iterator[_Item]:
         sink = inp.sink
         shards = sink if isinstance(sink, _ShardSink) else None
         index = 0
+        counts: Counter = Counter()
         records: Iterator[CsvRecord] = iter_csv_notes(
             inp.path, categories=self.opt.categories or None, include_errors=self.opt.include_errors,
-            encoding=self.opt.encoding,
+            encoding=self.opt.encoding, show_text=self.opt.show_text, counts=counts,
         )
         complete = True
         source = str(inp.path)
         before = self.bytes_before
-        for rec in records:
-            if self.stop.is_set():
-                return
-            if rec.fatal:
-                yield _Item(sink, index, source, reject=Reject(source, f"row {rec.row}", rec.reason or ""), row=rec.row,
-                            end=True, complete=False)
-                return
-            if self._limit_reached():
-                break
-            self.selected += 1
-            if shards is not None and shards.is_done(index):
-                yield _Item(sink, index, row=rec.row, pos=before + rec.offset, done=True)
-            elif rec.doc is None:
-                record = rec.note_id or f"row {rec.row}"
-                yield _Item(sink, index, source, reject=Reject(source, record, rec.reason or ""), row=rec.row)
-            else:
-                yield _Item(sink, index, source, doc=rec.doc, row=rec.row, pos=before + rec.offset)
-            index += 1
+        try:
+            for rec in records:
+                if self.stop.is_set():
+                    return
+                reject = None if rec.doc is not None else Reject(source, rec.note_id, rec.reason or "", rec.row,
+                                                                 rec.byte)
+                if rec.fatal:
+                    yield _Item(sink, index, source, reject=reject, row=rec.row, end=True, complete=False)
+                    return
+                if self._limit_reached():
+                    break
+                self.selected += 1
+                if shards is not None and shards.is_done(index):
+                    yield _Item(sink, index, source, reject=reject, row=rec.row, pos=before + rec.offset, done=True,
+                                earlier=shards.earlier(index))
+                elif reject is not None:
+                    yield _Item(sink, index, source, reject=reject, row=rec.row)
+                else:
+                    yield _Item(sink, index, source, doc=rec.doc, row=rec.row, pos=before + rec.offset)
+                index += 1
+        finally:
+            self.summary.skipped_iserror += counts["iserror"]
+            self.summary.skipped_category += counts["category"]
         self.bytes_before += inp.path.stat().st_size
         yield _Item(sink, index, end=True, complete=complete)
 
     # ---- processing
 
-    def batches(self, gate: threading.Semaphore | None, pending: deque) -> Iterator[list[Document]]:
-        """Group items into batches of documents; ``gate`` bounds the batches in flight."""
+    def batches(self, pending: deque) -> Iterator[list[Document]]:
+        """Group items into batches of documents; each batch's items are appended to ``pending`` as it is given."""
         batch: list[_Item] = []
         docs: list[Document] = []
         chars = 0
-
-        def release() -> Iterator[list[Document]]:
-            if gate is not None:
-                while not gate.acquire(timeout=0.2):
-                    if self.stop.is_set():
-                        return
-            pending.append(batch)
-            yield docs
-
         for item in self._guarded(self.items()):
             batch.append(item)
             if item.doc is not None:
                 docs.append(item.doc)
                 chars += len(item.doc.text)
             if len(docs) >= self.opt.batch_notes or chars >= self.opt.batch_chars or len(batch) >= 4096:
-                yield from release()
+                pending.append(batch)
+                yield docs
                 if self.stop.is_set():
                     return
                 batch, docs, chars = [], [], 0
         if batch:
-            yield from release()
+            pending.append(batch)
+            yield docs
 
     def _guarded(self, items: Iterator[_Item]) -> Iterator[_Item]:
-        # An error raised while reading ends the input stream here; the main thread re-raises it after the
-        # work already read is done (raised inside the pool's feeder thread, it would reach a worker instead).
+        # An error raised while reading ends the input stream here; the run re-raises it after the work already
+        # read is done.
         try:
             yield from items
         except ShareNerError as exc:
@@ -725,19 +866,29 @@ class _Runner:
                 continue
             result = next(it) if item.doc is not None else None
             if item.done:
-                s.skipped_done += 1
+                if item.reject is not None:
+                    self._reject(item.reject)  # listed once in the file, counted as an uninterrupted run counts
+                else:
+                    s.skipped_done += 1
+                if item.earlier:
+                    s.notes += item.earlier["notes"]
+                    s.mentions += item.earlier["mentions"]
+                    s.tokens += item.earlier["tokens"]
+                    s.characters += item.earlier["characters"]
             elif item.reject is not None:
                 self._reject(item.reject)
                 item.sink.add(item, None)
             elif result is not None and result.error is not None:
                 assert item.doc is not None
-                self._reject(Reject(item.source, item.doc.id, result.error))
+                self._reject(Reject(item.source, item.doc.id, result.error, item.row or None))
                 item.sink.add(item, None)
             elif result is not None and item.doc is not None:
                 item.sink.add(item, result)
                 s.notes += 1
+                s.tagged += 1
                 s.mentions += len(result.mentions)
                 s.tokens += result.tokens
+                s.tagged_tokens += result.tokens
                 s.characters += len(item.doc.text)
             if bar is not None:
                 bar.update(1)
@@ -756,32 +907,87 @@ class _Runner:
             if opt.settle_heap:
                 settle_heap()
             self.summary.startup_seconds = time.perf_counter() - start
-            for docs in self.batches(None, pending):
+            for docs in self.batches(pending):
                 results = annotate_notes(annotator, docs)
                 yield pending.popleft(), results
             return
         import multiprocessing
 
-        gate = threading.Semaphore(opt.jobs * 3)
+        from share_ner.workers import Death, WorkerPool
+
         if opt.preload and sys.platform.startswith("linux"):
-            _load_annotator(self.factory)  # into this process: the forked workers inherit it
-            pool = multiprocessing.get_context("fork").Pool(opt.jobs, initializer=_init_forked)
+            _load_annotator(self.factory)  # into this process: the forked workers (and their replacements) inherit it
+            pool = WorkerPool(opt.jobs, _work, context=multiprocessing.get_context("fork"))
         else:
-            pool = multiprocessing.get_context().Pool(opt.jobs, initializer=_init_worker, initargs=(self.factory,))
+            pool = WorkerPool(opt.jobs, _work, initializer=_init_worker, initargs=(self.factory,))
+        source = self.batches(pending)
+        # results of batches not yet handled, by sequence number; a split batch collects its notes one by one
+        finished: dict[int, list[NoteResult]] = {}
+        parts: dict[int, list[NoteResult | None]] = {}
+        next_seq = read = 0
+        exhausted = False
+        deaths_in_a_row = 0
         try:
-            for load_seconds, results in pool.imap(_work, self.batches(gate, pending)):
-                if isinstance(results, str):
-                    raise ShareNerError(results)
-                self.summary.startup_seconds = max(self.summary.startup_seconds, load_seconds)
-                batch = pending.popleft()
-                gate.release()
-                yield batch, results
-            pool.close()
+            while True:
+                while not exhausted and read - next_seq < opt.jobs * 3 and not self.stop.is_set():
+                    docs = next(source, None)
+                    if docs is None:
+                        exhausted = True
+                        break
+                    if docs:
+                        pool.submit(_Task(read, docs), docs)
+                    else:
+                        finished[read] = []
+                    read += 1
+                while next_seq in finished:
+                    batch = pending.popleft()
+                    yield batch, finished.pop(next_seq)
+                    next_seq += 1
+                if next_seq == read and (exhausted or self.stop.is_set()):
+                    break
+                for event in pool.wait(timeout=1.0):
+                    task: _Task = event.task
+                    if isinstance(event, Death):
+                        deaths_in_a_row += 1
+                        if deaths_in_a_row >= MAX_DEATHS_IN_A_ROW:
+                            raise ShareNerError(f"worker processes keep dying ({event.reason()}, {deaths_in_a_row} "
+                                                "times in a row without finishing a batch); the model cannot run here")
+                        if task is None:
+                            continue  # it died starting, holding no batch
+                        task.deaths += 1
+                        if task.part is not None or len(task.docs) == 1:
+                            # the note alone killed its worker again: it is the note at fault
+                            result = NoteResult(task.docs[0].id, (), count_tokens(task.docs[0].text), event.reason())
+                            self._collect(task, [result], finished, parts)
+                        elif task.deaths == 1:
+                            pool.submit(task, task.docs)  # once more, whole
+                        else:
+                            parts[task.seq] = [None] * len(task.docs)
+                            for k, doc in enumerate(task.docs):
+                                pool.submit(_Task(task.seq, [doc], part=k), [doc])
+                        continue
+                    deaths_in_a_row = 0
+                    load_seconds, results = event.result
+                    if isinstance(results, str):
+                        raise ShareNerError(results)
+                    self.summary.startup_seconds = max(self.summary.startup_seconds, load_seconds)
+                    self._collect(task, results, finished, parts)
         finally:
             self.stop.set()
-            pool.terminate()
-            pool.join()
+            pool.close(kill=True)
             _WORKER.clear()  # a preloaded annotator: not kept past the run
+
+    @staticmethod
+    def _collect(task: _Task, results: list[NoteResult], finished: dict[int, list[NoteResult]],
+                 parts: dict[int, list[NoteResult | None]]) -> None:
+        if task.part is None:
+            finished[task.seq] = results
+            return
+        got = parts[task.seq]
+        got[task.part] = results[0]
+        if all(r is not None for r in got):
+            finished[task.seq] = [r for r in got if r is not None]
+            del parts[task.seq]
 
     def run(self) -> RunSummary:
         self.setup()
@@ -794,7 +1000,13 @@ class _Runner:
         pending: deque = deque()
         try:
             for batch, results in self.results(pending):
-                self.handle(batch, results, bar)
+                try:
+                    self.handle(batch, results, bar)
+                except OSError as exc:
+                    where = exc.filename or self.opt.out or "output"
+                    raise ShareNerError(f"{where}: cannot write ({exc.strerror or exc}); completed outputs are "
+                                        "kept: free the space or fix the directory, then run the same command to "
+                                        "resume") from None
             if self.error is not None:
                 raise self.error
         except BaseException:
@@ -807,11 +1019,22 @@ class _Runner:
         finally:
             if bar is not None:
                 bar.close()
-            self.rejects.close()
+            try:
+                self.rejects.close()
+            except OSError:
+                pass
             self.summary.seconds = time.perf_counter() - start
             if self.opt.out is not None:
-                atomic_write_text(self.opt.out / SUMMARY_NAME, json.dumps(self.summary.to_dict(), indent=1) + "\n")
+                try:
+                    atomic_write_text(self.opt.out / SUMMARY_NAME, json.dumps(self.summary.to_dict(), indent=1) + "\n")
+                except OSError:
+                    pass  # the error that stopped the run is the one to report
         return self.summary
+
+
+def _rel_dir(root: Path, path: Path) -> Path:
+    """The sub-directory of a note below its input (empty for a note given as a file)."""
+    return path.parent.relative_to(root) if path != root else Path()
 
 
 def in_child(fn: Callable[..., Any], *args: Any) -> bool:
@@ -867,14 +1090,7 @@ def _csv_stem(path: Path) -> str:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_forked() -> None:
-    # Ctrl-C goes to the whole process group: only the parent reacts, then terminates the pool.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def _init_worker(factory: AnnotatorFactory) -> None:
-    _init_forked()
     # One of --jobs processes: a thread pool per worker (PyTorch's, under the optional dense normalizer, is
     # created when the worker first loads it) would oversubscribe the cores.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -890,7 +1106,7 @@ def _load_annotator(factory: AnnotatorFactory) -> None:
         settle_heap()
         _WORKER["load_seconds"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001
-        # raising here would make the pool restart the worker forever: report it with the first batch
+        # raised here, the worker would die and be replaced again and again: report it with the first batch
         what = str(exc) if isinstance(exc, ShareNerError) else f"cannot load the annotator: {type(exc).__name__}: {exc}"
         _WORKER["error"] = what
 

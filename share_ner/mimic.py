@@ -14,30 +14,51 @@ The note id is ``ROW_ID`` (MIMIC-III) or ``note_id`` (MIMIC-IV); the category
 is ``CATEGORY`` or ``note_type``. ``TEXT`` is kept exactly as in the CSV field
 (``\\r`` and de-identification placeholders included), so mention offsets are
 offsets into that field. Rows are read one at a time: memory does not grow
-with the file. A bad row is yielded as a :class:`CsvRecord` carrying a reason
-instead of a document, and reading goes on; a truncated or corrupt ``.gz``
-ends the file with one such record.
+with the file (except for the set of note ids seen, kept to reject duplicates).
+A bad row is yielded as a :class:`CsvRecord` carrying a reason instead of a
+document, and reading goes on; a truncated or corrupt ``.gz`` ends the file
+with one such record.
+
+Records are cut from physical lines here, not by the ``csv`` module alone: a
+record whose quoted text is never closed would otherwise swallow the records
+after it. While a quote is open, a line that starts like a record of the
+layout (the columns before the text column in their expected form: integer
+ids, dates) ends the open record, which is rejected by its own id; the line
+starts the next record. Reasons name rows, lines and byte offsets, never note
+text (``show_text=True`` adds the first characters of a bad record, for a
+user who asks for them).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
+import re
 import sys
 import zlib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
 
 from share_ner.document import Document
-from share_ner.errors import InputError
+from share_ner.errors import InputError, ShareNerError
 
 # MIMIC-III discharge summaries reach a few hundred kB; leave room for 5 MB+ notes.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".tsv.gz")
 GZIP_MAGIC = b"\x1f\x8b"
+SHOWN_CHARS = 200  # of a bad record, with show_text
+
+# Columns whose values are integers or dates in both layouts: checked when deciding whether a line starts a record.
+_INTEGER_COLUMNS = {"ROW_ID", "SUBJECT_ID", "HADM_ID", "CGID", "ISERROR", "NOTE_SEQ"}
+_DATE_COLUMNS = {"CHARTDATE", "CHARTTIME", "STORETIME"}
+# A note id is refused when it would break an output line: '||' separates ShARe pipe fields, and control
+# characters (tab, line breaks) split lines of every format.
+BAD_ID_RE = re.compile(r"\|\||[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -60,6 +81,8 @@ class CsvRecord(NamedTuple):
 
     Exactly one of ``doc`` and ``reason`` is set. ``fatal`` marks the record
     that ends a file early (truncated or corrupt gzip): no row follows it.
+    ``note_id`` of a rejected row is empty unless the row's id could be read
+    safely (it is never a piece of note text).
     """
 
     row: int
@@ -69,6 +92,7 @@ class CsvRecord(NamedTuple):
     reason: str | None
     fatal: bool = False
     offset: int = 0  # bytes of the (compressed) file read so far, for progress estimates
+    byte: int = 0  # byte offset of the record's first line in the (uncompressed) CSV
 
 
 def is_csv_path(path: str | Path) -> bool:
@@ -80,46 +104,109 @@ def is_csv_path(path: str | Path) -> bool:
     return False
 
 
-def _open_text(path: Path, encoding: str) -> tuple[IO[str], IO[bytes]]:
-    """Open plain or gzipped CSV as text without newline translation; also return the raw file (to close, and
-    whose position tells how far reading got).
+def check_encoding(encoding: str, source: str | Path | None = None) -> None:
+    """Raise an :class:`InputError` unless ``encoding`` is known and writes ``"``, ``,`` and line breaks as ASCII
+    does (records are cut on those bytes)."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        if source is None:
+            raise ShareNerError(f"unknown encoding {encoding!r} (--encoding)") from None
+        raise InputError(source, f"unknown encoding {encoding!r}") from None
+    if '",\r\n'.encode(encoding, "replace") != b'",\r\n':
+        message = f"encoding {encoding!r} is not ASCII-compatible; convert the file to UTF-8"
+        raise ShareNerError(f"{message} (--encoding)") if source is None else InputError(source, message)
 
-    Undecodable bytes become lone surrogates (``surrogateescape``) so that one
-    bad note is rejected by itself instead of stopping the whole file.
-    """
+
+def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    """The (decompressed) bytes of a plain or gzipped CSV, and the raw file (to close, and whose position tells
+    how far reading got)."""
     try:
         raw = open(path, "rb")
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    magic = raw.read(2)
+    raw.seek(0)
+    if magic == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+    if path.name.lower().endswith(".gz"):
+        raw.close()
+        raise InputError(path, "not a gzip file (name ends with .gz but the data does not start like gzip)")
+    return raw, raw
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "the gzip stream ends early (truncated file)"
+    if isinstance(exc, (gzip.BadGzipFile, zlib.error)):
+        return f"corrupt gzip data ({exc})"
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+
+
+def _shown(text: str, show_text: bool) -> str:
+    if not show_text:
+        return ""
+    return f"; text: {text[:SHOWN_CHARS]!r}"
+
+
+class _Lines:
+    """Physical lines of the CSV bytes, with line numbers and byte offsets, and one line of push-back."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.number = 0  # of the last line returned
+        self.byte = 0  # offset just after the last line returned
+        self.back: bytes | None = None
+
+    def next(self) -> bytes:
+        if self.back is not None:
+            line, self.back = self.back, None
+        else:
+            line = self.stream.readline()
+        self.number += 1
+        self.byte += len(line)
+        return line
+
+    def push_back(self, line: bytes) -> None:
+        self.back = line
+        self.number -= 1
+        self.byte -= len(line)
+
+
+def _header_fields(lines: _Lines, path: Path, encoding: str, show_text: bool) -> list[str]:
     try:
-        magic = raw.read(2)
-        raw.seek(0)
-        binary: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb") if magic == GZIP_MAGIC else raw
-        if magic != GZIP_MAGIC and path.name.lower().endswith(".gz"):
-            raise InputError(path, "not a gzip file (name ends with .gz but the data does not start like gzip)")
-        return io.TextIOWrapper(binary, encoding=encoding, errors="surrogateescape", newline=""), raw
-    except LookupError:
-        raw.close()
-        raise InputError(path, f"unknown encoding {encoding!r}") from None
-    except BaseException:
-        raw.close()
-        raise
+        data = lines.next()
+        while data.count(b'"') % 2:
+            more = lines.next()
+            if not more:
+                raise InputError(path, "the header has an unterminated quote", 1)
+            data += more
+    except (EOFError, OSError, zlib.error) as exc:
+        raise InputError(path, f"cannot read the header: {_describe(exc)}", 1) from None
+    if not data.strip():
+        raise InputError(path, "empty file: no CSV header")
+    text = data.decode(encoding, "surrogateescape").lstrip("\ufeff")
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InputError(path, f"the header is not valid CSV ({exc}){_shown(text, show_text)}", 1) from None
+    return rows[0] if rows else []
 
 
-def _detect_layout(header: list[str], path: Path) -> tuple[Layout, dict[str, int]]:
+def _detect_layout(header: list[str], path: Path, show_text: bool = False) -> tuple[Layout, dict[str, int]]:
     columns = {name.strip(): i for i, name in enumerate(header)}
     upper = {name.upper(): i for name, i in columns.items()}
-    shown = ",".join(header)[:200]
+    # The first line may be a note, not a header: it is described by its size, not shown, unless asked for.
+    shown = f"{len(header)} fields" + _shown(",".join(header), show_text)
     for layout in (MIMIC_III, MIMIC_IV):
         if layout.id_column.upper() in upper:
             break
     else:
         raise InputError(
-            path, f"not a MIMIC-III NOTEEVENTS or MIMIC-IV-Note export: no ROW_ID or note_id column in header {shown!r}", 1
-        )
-    missing = [c for c in (layout.text_column,) if c.upper() not in upper]
-    if missing:
-        raise InputError(path, f"{layout.name} export has no {layout.text_column} column; header is {shown!r}", 1)
+            path, f"not a MIMIC-III NOTEEVENTS or MIMIC-IV-Note export: no ROW_ID or note_id column in the first "
+                  f"line ({shown}); the file needs its header row", 1)
+    if layout.text_column.upper() not in upper:
+        raise InputError(path, f"{layout.name} export has no {layout.text_column} column; header has {shown}", 1)
     wanted = [layout.id_column, layout.text_column, layout.category_column] + (
         [layout.error_column] if layout.error_column else []
     )
@@ -127,30 +214,49 @@ def _detect_layout(header: list[str], path: Path) -> tuple[Layout, dict[str, int
     return layout, index
 
 
-def read_header(path: str | Path, encoding: str = "utf-8") -> Layout:
+def _record_start(header: list[str], layout: Layout, i_id: int, i_text: int) -> re.Pattern[bytes] | None:
+    """A pattern matching the start of a line that begins a record: the columns before the text column, each in
+    its expected form (the id non-empty, integer columns digits, date columns dates), then the comma."""
+    if i_text == 0:
+        return None
+    simple = rb'(?:"[^"\r\n]*"|[^,"\r\n]*)'
+    parts = []
+    for i, name in enumerate(header[:i_text]):
+        key = name.strip().upper()
+        if key in _INTEGER_COLUMNS:
+            body = rb"\d+" if key == layout.id_column.upper() else rb"\d*"
+            parts.append(rb'(?:"' + body + rb'"|' + body + rb")")
+        elif key in _DATE_COLUMNS:
+            date = rb"(?:\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?)?"
+            parts.append(rb'(?:"' + date + rb'"|' + date + rb")")
+        elif key == layout.id_column.upper():
+            parts.append(rb'(?:"[^"\r\n]+"|[^,"\r\n]+)')
+        else:
+            parts.append(simple)
+        if i == i_id:
+            parts[-1] = rb"(?P<id>" + parts[-1] + rb")"  # captured: the id of a record cut short
+    return re.compile(rb",".join(parts) + rb",")
+
+
+def _safe_id(value: str) -> str:
+    """``value`` when it can be shown as a note id (short, no line break, no '||'), else an empty string."""
+    value = value.strip().strip('"')
+    if not value or len(value) > 64 or BAD_ID_RE.search(value) or " " in value:
+        return ""
+    return value
+
+
+def read_header(path: str | Path, encoding: str = "utf-8", *, show_text: bool = False) -> Layout:
     """Check that ``path`` is a readable note export and return its layout (an :class:`InputError` if not)."""
     path = Path(path)
-    f, raw = _open_text(path, encoding)
+    check_encoding(encoding, path)
+    binary, raw = _open_binary(path)
     try:
-        header = next(csv.reader(f), None)
-    except (EOFError, OSError, zlib.error, csv.Error) as exc:
-        raise InputError(path, f"cannot read the header: {_describe(exc)}", 1) from None
+        header = _header_fields(_Lines(binary), path, encoding, show_text)
     finally:
-        f.close()
+        binary.close()
         raw.close()
-    if not header:
-        raise InputError(path, "empty file: no CSV header")
-    return _detect_layout(header, path)[0]
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, EOFError):
-        return "the gzip stream ends early (truncated file)"
-    if isinstance(exc, gzip.BadGzipFile):
-        return f"corrupt gzip data ({exc})"
-    if isinstance(exc, zlib.error):
-        return f"corrupt gzip data ({exc})"
-    return str(exc) or type(exc).__name__
+    return _detect_layout(header, path, show_text)[0]
 
 
 def _first_bad_char(text: str) -> int | None:
@@ -167,63 +273,110 @@ def iter_csv_notes(
     categories: Iterable[str] | None = None,
     include_errors: bool = False,
     encoding: str = "utf-8",
+    show_text: bool = False,
+    counts: Counter | None = None,
 ) -> Iterator[CsvRecord]:
     """Yield the notes of a MIMIC export one row at a time.
 
     Rows flagged ``ISERROR == "1"`` are skipped unless ``include_errors``;
     ``categories`` keeps rows whose category matches one of them (case and
-    surrounding spaces ignored). Skipped rows yield nothing; malformed rows
-    and undecodable notes yield a record with a ``reason``.
+    surrounding spaces ignored). Skipped rows yield nothing and are counted in
+    ``counts`` (``"iserror"``, ``"category"``); blank lines are not rows.
+    Malformed rows, undecodable notes, note ids that would break an output
+    line and second copies of a note id yield a record with a ``reason``.
     """
     path = Path(path)
+    check_encoding(encoding, path)
+    counts = Counter() if counts is None else counts
     wanted = {c.strip().casefold() for c in categories} if categories else None
-    f, raw = _open_text(path, encoding)
-    with f, raw:
-        reader = csv.reader(f)
-        try:
-            header = next(reader, None)
-        except (EOFError, OSError, zlib.error, csv.Error) as exc:
-            raise InputError(path, f"cannot read the header: {_describe(exc)}", 1) from None
-        if not header:
-            raise InputError(path, "empty file: no CSV header")
-        layout, index = _detect_layout(header, path)
+    binary, raw = _open_binary(path)
+    with binary, raw:
+        lines = _Lines(binary)
+        header = _header_fields(lines, path, encoding, show_text)
+        layout, index = _detect_layout(header, path, show_text)
         i_id, i_text = index[layout.id_column], index[layout.text_column]
         i_cat = index.get(layout.category_column)
         i_err = index.get(layout.error_column) if layout.error_column else None
+        start = _record_start(header, layout, i_id, i_text)
         width = len(header)
+        seen: dict[str, int] = {}
         row = 0
         while True:
-            line = reader.line_num + 1
+            byte, line = lines.byte, lines.number + 1
+            cut: str | None = None
             try:
-                fields = next(reader)
-            except StopIteration:
-                return
+                data = lines.next()
+                if not data:
+                    return
+                if not data.strip():
+                    continue
+                quotes = data.count(b'"')
+                parts = [data]
+                while quotes % 2:
+                    more = lines.next()
+                    if not more:
+                        cut = f"line {line}: unterminated quote (the record runs to the end of the file)"
+                        break
+                    if start is not None and start.match(more):
+                        lines.push_back(more)
+                        cut = (f"line {line}: unterminated quote (the record runs into the next record, "
+                               f"line {lines.number + 1}); cut there")
+                        break
+                    parts.append(more)
+                    quotes += more.count(b'"')
             except (EOFError, OSError, zlib.error) as exc:
-                yield CsvRecord(row + 1, line, "", None, f"{_describe(exc)} after row {row}; later rows are lost", True)
+                yield CsvRecord(row + 1, line, "", None, f"{_describe(exc)} after row {row}; later rows are lost",
+                                True, byte=byte)
                 return
-            except csv.Error as exc:
-                row += 1
-                yield CsvRecord(row, line, "", None, f"line {line}: malformed CSV ({exc})")
-                continue
             row += 1
-            if len(fields) != width:
-                note_id = fields[i_id].strip() if len(fields) > i_id else ""
-                yield CsvRecord(row, line, note_id, None, f"line {line}: {len(fields)} fields, expected {width}")
+            text = b"".join(parts).decode(encoding, "surrogateescape")
+            if cut is not None:
+                m = start.match(parts[0]) if start is not None else None
+                found = m.groupdict().get("id") if m else None
+                note_id = _safe_id(found.decode(encoding, "surrogateescape")) if found else ""
+                yield CsvRecord(row, line, note_id, None, cut + _shown(text, show_text), byte=byte)
                 continue
-            note_id = fields[i_id].strip()
+            try:
+                rows = list(csv.reader(io.StringIO(text, newline="")))
+            except csv.Error as exc:
+                yield CsvRecord(row, line, "", None, f"line {line}: malformed CSV ({exc}){_shown(text, show_text)}",
+                                byte=byte)
+                continue
+            fields = rows[0] if len(rows) == 1 else []
+            if len(rows) != 1 or len(fields) != width:
+                got = f"{len(fields)} fields" if len(rows) == 1 else f"{len(rows)} records on one line"
+                note_id = _safe_id(fields[i_id]) if len(fields) > i_id else ""
+                yield CsvRecord(row, line, note_id, None, f"line {line}: {got}, expected {width}"
+                                + _shown(text, show_text), byte=byte)
+                continue
+            raw_id = fields[i_id].strip()
             if i_err is not None and not include_errors and fields[i_err].strip() == "1":
+                counts["iserror"] += 1
                 continue
             if wanted is not None and (i_cat is None or fields[i_cat].strip().casefold() not in wanted):
+                counts["category"] += 1
                 continue
-            if not note_id:
-                yield CsvRecord(row, line, "", None, f"line {line}: empty {layout.id_column}")
+            if not raw_id:
+                yield CsvRecord(row, line, "", None, f"line {line}: empty {layout.id_column}", byte=byte)
                 continue
-            text = fields[i_text]
-            bad = _first_bad_char(text)
+            if BAD_ID_RE.search(raw_id):
+                yield CsvRecord(row, line, "", None, f"line {line}: {layout.id_column} contains '||' or a control "
+                                "character (it would break the output lines)" + _shown(raw_id, show_text), byte=byte)
+                continue
+            note_id = raw_id
+            if note_id in seen:
+                yield CsvRecord(row, line, note_id, None, f"line {line}: duplicate note id (first at row "
+                                f"{seen[note_id]})", byte=byte)
+                continue
+            seen[note_id] = row
+            note = fields[i_text]
+            bad = _first_bad_char(note)
             if bad is not None:
-                yield CsvRecord(row, line, note_id, None, f"{layout.text_column} is not valid {encoding} at character {bad}")
+                yield CsvRecord(row, line, note_id, None,
+                                f"{layout.text_column} is not valid {encoding} at character {bad}", byte=byte)
                 continue
-            if "\x00" in text:
-                yield CsvRecord(row, line, note_id, None, f"{layout.text_column} contains NUL bytes at character {text.index(chr(0))}")
+            if "\x00" in note:
+                yield CsvRecord(row, line, note_id, None,
+                                f"{layout.text_column} contains NUL bytes at character {note.index(chr(0))}", byte=byte)
                 continue
-            yield CsvRecord(row, line, note_id, Document(note_id, text), None, offset=raw.tell())
+            yield CsvRecord(row, line, note_id, Document(note_id, note), None, offset=raw.tell(), byte=byte)

@@ -6,7 +6,10 @@ Offsets in every annotation format count characters of the text as stored,
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -73,13 +76,21 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def read_note(path: str | Path, encoding: str = "utf-8", doc_id: str | None = None) -> Document:
-    """Read one note without newline translation."""
+def read_note(path: str | Path, encoding: str = "utf-8", doc_id: str | None = None, *,
+              reject_empty: bool = False) -> Document:
+    """Read one note without newline translation; an :class:`InputError` (naming the file and a byte offset, never
+    the text) when it cannot be read, holds a NUL byte (a binary file), does not decode, or is empty and
+    ``reject_empty``."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read note: {exc.strerror or exc}") from None
+    if reject_empty and not data:
+        raise InputError(path, "empty file")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(path, f"binary file (NUL byte at byte {nul})")
     return Document(doc_id or doc_id_from_path(path), decode_note(data, path, encoding))
 
 
@@ -87,17 +98,81 @@ def is_gold_file(path: Path) -> bool:
     return path.name.endswith(GOLD_SUFFIXES)
 
 
-def iter_note_paths(path: str | Path) -> Iterator[Path]:
-    """Note files under ``path`` (a file, or a directory searched recursively), sorted; gold files are skipped."""
-    path = Path(path)
-    if path.is_file():
-        yield path
+@dataclass(frozen=True)
+class NoteEntry:
+    """A note file found by :func:`walk_note_files`, or (``problem`` set) a ``*.txt`` entry that cannot be one."""
+
+    path: Path
+    problem: str | None = None
+
+
+def _not_a_file(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a regular file"
+    return "not a regular file"
+
+
+def walk_note_files(path: str | Path) -> Iterator[NoteEntry]:
+    """Note files (``*.txt``, gold files left out) under ``path`` (a file, or a directory searched recursively),
+    streamed in a fixed order: each directory's entries sorted by name, sub-directories walked where they sort.
+
+    Each real directory is walked once (by device and inode), so a symbolic link back up the tree is not
+    followed into a loop, and a directory linked twice is read once, under the first name met. A ``*.txt``
+    entry that is a dangling or looping symbolic link, a FIFO, a socket or a device comes with its ``problem``
+    instead of being skipped silently (reading a FIFO would block). Memory stays bounded by the largest single
+    directory plus the set of directories walked, whatever the size of the tree.
+    """
+    root = Path(path)
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        if root.is_symlink():
+            yield NoteEntry(root, f"broken symbolic link ({exc.strerror or exc})")
+            return
+        raise InputError(root, "no such file or directory") from None
+    if not stat.S_ISDIR(st.st_mode):
+        yield NoteEntry(root, _not_a_file(st.st_mode))
         return
-    if not path.is_dir():
-        raise InputError(path, "no such file or directory")
-    for p in sorted(path.rglob("*.txt")):
-        if p.is_file() and not is_gold_file(p):
-            yield p
+    seen: set[tuple[int, int]] = set()
+    yield from _walk_dir(root, st, seen)
+
+
+def _walk_dir(directory: Path, st: os.stat_result, seen: set[tuple[int, int]]) -> Iterator[NoteEntry]:
+    key = (st.st_dev, st.st_ino)
+    if key in seen:
+        return
+    seen.add(key)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as exc:
+        raise InputError(directory, f"cannot list directory: {exc.strerror or exc}") from None
+    for entry in entries:
+        note_name = entry.name.endswith(".txt") and not is_gold_file(Path(entry.name))
+        try:
+            est = entry.stat()  # follows symbolic links
+        except OSError as exc:
+            if note_name:
+                what = "symbolic link loop" if exc.errno == errno.ELOOP else "dangling symbolic link"
+                yield NoteEntry(Path(entry.path), f"{what} ({exc.strerror or exc})")
+            continue
+        if stat.S_ISDIR(est.st_mode):
+            yield from _walk_dir(Path(entry.path), est, seen)
+        elif note_name:
+            yield NoteEntry(Path(entry.path), _not_a_file(est.st_mode))
+
+
+def iter_note_paths(path: str | Path) -> Iterator[Path]:
+    """The paths of :func:`walk_note_files`; an entry that cannot be a note is an :class:`InputError`."""
+    for entry in walk_note_files(path):
+        if entry.problem is not None:
+            raise InputError(entry.path, entry.problem)
+        yield entry.path
 
 
 def read_notes(path: str | Path | Sequence[str | Path], encoding: str = "utf-8") -> dict[str, Document]:

@@ -45,7 +45,9 @@ class ToyEncoder:
 
 
 @pytest.fixture(autouse=True)
-def toy(monkeypatch):
+def toy(monkeypatch, tmp_path):
+    # A cold cache of its own: the session's private cache is kept between runs, and these tests count embeddings.
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
     monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: {})
     encoder = ToyEncoder()

@@ -119,3 +119,80 @@ def test_placeholders_stay_single_tokens_at_csv_offsets(noteevents: Path) -> Non
         start = doc.text.index(placeholder)
         assert (start, start + len(placeholder)) in spans
     assert all(doc.text[t.start:t.end] == t.text for t in tokens)
+
+
+def three_hundred_rows() -> list[tuple[str, str, str, str]]:
+    return [(str(1000 + i), "Nursing/other", "", f"Seen today #{i}.\nfever, \"quoted\" and pain,\n2 lines")
+            for i in range(300)]
+
+
+def test_an_unterminated_quote_is_cut_at_the_next_record_and_only_its_row_is_rejected(tmp_path: Path) -> None:
+    rows = three_hundred_rows()
+    lines = mimic3_csv(rows).split("\n")
+    bad = next(i for i, line in enumerate(lines) if line.startswith("1150,"))
+    assert lines[bad].endswith('"Seen today #150.')  # the quoted TEXT opens on this line...
+    lines[bad + 2] = "2 lines MARKER Dr. [**Last Name (STitle) 123**]"  # ...and its closing quote is lost
+    path = tmp_path / "NOTEEVENTS.csv"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    recs = list(iter_csv_notes(path))
+    good = [r for r in recs if r.doc is not None]
+    assert [r.note_id for r in good] == [str(1000 + i) for i in range(300) if i != 150]
+    assert all(r.doc.text == rows[int(r.note_id) - 1000][3] for r in good)
+    (bad_rec,) = [r for r in recs if r.doc is None]
+    assert (bad_rec.note_id, bad_rec.row) == ("1150", 151)
+    assert bad_rec.reason.startswith(f"line {bad + 1}: unterminated quote (the record runs into the next record, "
+                                     f"line {bad + 4}); cut there")
+    assert bad_rec.byte == len("\n".join(lines[:bad]).encode()) + 1
+    assert [r.row for r in recs] == list(range(1, 301))
+    assert "MARKER" not in bad_rec.reason and "Last Name" not in bad_rec.reason
+    shown = [r for r in iter_csv_notes(path, show_text=True) if r.doc is None][0]
+    assert "MARKER" in shown.reason  # asked for with show_text
+
+
+def test_an_unterminated_quote_in_the_last_record_runs_to_the_end(tmp_path: Path) -> None:
+    path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "DS", "", "fine")]) +
+                 '2,1,2,2151-08-04,,,"DS","Report",,,"no closing quote\nmore\n')
+    recs = list(iter_csv_notes(path))
+    assert [(r.note_id, r.doc is not None) for r in recs] == [("1", True), ("2", False)]
+    assert recs[1].reason == "line 3: unterminated quote (the record runs to the end of the file)"
+
+
+def test_a_text_line_that_only_looks_like_numbers_does_not_cut_a_note(tmp_path: Path) -> None:
+    text = 'Labs:\n12,3,4,5\n140,4.1,"Na",K\n2151-08-04,,,\nend'
+    path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "DS", "", text), ("2", "DS", "", "x")]))
+    recs = list(iter_csv_notes(path))
+    assert [(r.note_id, r.doc.text) for r in recs] == [("1", text), ("2", "x")]
+
+
+def test_duplicate_note_ids_are_rejected_after_the_first(tmp_path: Path) -> None:
+    path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("7", "DS", "", "first"), ("8", "DS", "", "other"),
+                                                          ("7", "DS", "", "second"), ("7", "DS", "1", "flagged")]))
+    recs = list(iter_csv_notes(path))
+    assert [(r.row, r.note_id, r.doc.text if r.doc else r.reason) for r in recs] == [
+        (1, "7", "first"), (2, "8", "other"), (3, "7", "line 4: duplicate note id (first at row 1)")]
+
+
+def test_skipped_rows_are_counted(noteevents: Path) -> None:
+    from collections import Counter
+
+    counts: Counter = Counter()
+    assert len(list(iter_csv_notes(noteevents, categories=["radiology"], counts=counts))) == 1
+    assert counts == Counter({"iserror": 1, "category": 2})
+
+
+def test_a_csv_without_header_does_not_quote_its_first_note(tmp_path: Path) -> None:
+    path = write(tmp_path / "NOTEEVENTS.csv", "174,22532,167853,2151-08-04,,,Discharge,Report,,,"
+                                              '"Seen by Dr. [**Last Name (STitle) 123**] MARKER"\n')
+    with pytest.raises(InputError) as err:
+        read_header(path)
+    assert "MARKER" not in str(err.value) and "Seen by" not in str(err.value)
+    assert "no ROW_ID or note_id column in the first line (11 fields); the file needs its header row" in str(err.value)
+    with pytest.raises(InputError, match="MARKER"):
+        read_header(path, show_text=True)
+
+
+def test_unknown_or_ascii_incompatible_encoding_is_one_error(noteevents: Path) -> None:
+    with pytest.raises(InputError, match="unknown encoding 'bogus'"):
+        read_header(noteevents, "bogus")
+    with pytest.raises(InputError, match="not ASCII-compatible"):
+        list(iter_csv_notes(noteevents, encoding="utf-16"))

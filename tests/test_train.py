@@ -228,3 +228,23 @@ def test_a_model_saved_before_the_algorithm_setting_reads_back_as_lbfgs(trained:
     del meta["tagger"]["algorithm"]  # as written before the setting existed, when L-BFGS was the only learner
     (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
     assert Pipeline.load(old).config.algorithm == "lbfgs"
+
+
+def test_gold_without_note_and_note_without_gold_are_warned_and_strict_stops(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, gold = _copy_fixture(tmp_path)
+    (gold / "ghost.pipe.txt").write_text("ghost.txt||Disease_Disorder||CUI-less||0||5\n"
+                                         "ghost.txt||Disease_Disorder||CUI-less||6||9\n")
+    (text / "orphan.txt").write_text("no gold here\n")
+    config = _write(tmp_path / "c.json", QUICK)
+    assert _train(text, gold, tmp_path / "m", "--config", str(config)) == 0
+    err = capsys.readouterr().err
+    assert (f"warning: 1 gold file(s) name no note of {text}, so their 2 mention(s) are not used: "
+            f"{gold / 'ghost.pipe.txt'}") in err
+    assert f"warning: 1 note(s) of {text} have no gold file in {gold} and are trained on as mention-free: orphan" in err
+    counts = json.loads((tmp_path / "m" / "config.json").read_text())["training"]["counts"]
+    assert counts["mentions"] == sum(len(v) for v in read_pipe_dir(GOLD).values())  # the ghost's 2 are not counted
+    assert _train(text, gold, tmp_path / "m2", "--strict") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "ghost.pipe.txt" in err and "(--strict)" in err
+    assert not (tmp_path / "m2").exists()

@@ -50,6 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--context-rules", metavar="FILE",
                    help="the site's own ConText rules (TSV, docs/attributes.md), adding to or replacing the "
                         "packaged ones")
+    p.add_argument("--show-text", action="store_true",
+                   help="let rejects and errors quote the first characters of a bad record (they carry PHI; by "
+                        "default they name note ids, rows and byte offsets only)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=run)
 
@@ -140,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         model=identity,
         settle_heap=True,
         preload=preload,
+        show_text=args.show_text,
     )
     try:
         summary = run_batch(args.inputs, factory, options)

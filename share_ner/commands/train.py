@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion): the "
                         "normalizer tries it before the packaged clinical list and keeps it in the model")
     p.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
+    p.add_argument("--strict", action="store_true",
+                   help="stop when a gold file names no note of --text, or a note has no gold file (default: a "
+                        "warning with the counts and file names)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
 
@@ -49,6 +52,44 @@ def load_lexicon_arg(value: str) -> Any:
     from share_ner.lexicons import load_lexicon
 
     return load_lexicon(value)  # a TSV path, or "hpo"
+
+
+SHOWN_NAMES = 5
+
+
+def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, text_path: Path,
+               strict: bool) -> dict[str, list]:
+    """The gold of the notes in ``docs``. Gold of a note that is not there is left out, and said so on stderr
+    with counts and file names (with ``strict``, it is an error); so is a note without a gold file when the gold
+    is a directory of per-note files (a single gold file lists only notes with mentions)."""
+    from share_ner.formats import annotation_files
+    from share_ner.notes import doc_id_from_path
+
+    orphans = sorted(d for d in gold if d not in docs)
+    missing = sorted(d for d in docs if d not in gold) if gold_path.is_dir() else []
+    problems = []
+    if orphans:
+        if gold_path.is_dir():
+            by_id = {doc_id_from_path(p): p for p in annotation_files(gold_path)}
+            names = [str(by_id.get(d, d)) for d in orphans]
+        else:
+            names = [f"{gold_path} (note {d})" for d in orphans]
+        lost = sum(len(gold[d]) for d in orphans)
+        problems.append(f"{len(orphans)} gold file(s) name no note of {text_path}, so their {lost} mention(s) are "
+                        f"not used: {_some(names)}")
+    if missing:
+        problems.append(f"{len(missing)} note(s) of {text_path} have no gold file in {gold_path} and are trained "
+                        f"on as mention-free: {_some(missing)}")
+    for problem in problems:
+        if strict:
+            raise ShareNerError(f"{problem} (--strict)")
+        print(f"share-ner train: warning: {problem}", file=sys.stderr)
+    return {d: ms for d, ms in gold.items() if d in docs}
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,10 +118,13 @@ def run(args: argparse.Namespace) -> int:
     if not docs:
         raise ShareNerError(f"{args.text}: no .txt notes found")
     gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
+    gold = match_gold(docs, gold, args.gold, args.text, args.strict)
     dev = None
     if args.dev_text is not None:
         dev_docs = read_notes(args.dev_text, args.encoding)
-        dev = (dev_docs, read_annotations(args.dev_gold, dev_docs))
+        dev_gold = match_gold(dev_docs, read_annotations(args.dev_gold, dev_docs), args.dev_gold, args.dev_text,
+                              args.strict)
+        dev = (dev_docs, dev_gold)
     lexicon = load_lexicon_arg(args.lexicon)
     clusters = None
     if args.clusters is not None:
