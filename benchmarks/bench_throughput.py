@@ -1,10 +1,8 @@
 """Throughput of ``share-ner tag`` end to end (read, tokenize, features, CRF, normalize, write).
 
-On the MTSamples notes of ``mtsamples/raw/notes`` of the corpora directory (``--data``) (4,966 notes,
-15.2 M characters; relative to the repository), with the default model
-(``share_ner.default_model.default_model_dir()``) or, when it is not available,
-a model trained here on ``chia/train`` (cached under the system temp directory;
-the table says which). Measures, each run in a fresh child process:
+On the MTSamples notes of ``mtsamples/raw/notes`` of the corpora directory (``--data``; 4,966 notes,
+15.2 M characters), with the default model (``share_ner.default_model.default_model_dir()``) or the
+``--model`` given (the table says which). Measures, each run in a fresh child process:
 
 - start-up: Python imports, model and lexicon load, first note;
 - one process and ``--jobs 2``: wall time, tokens/s (wall, after start-up),
@@ -185,19 +183,9 @@ def resolve_model(arg: str | None) -> tuple[str, str]:
     """The model directory and a description of where it came from."""
     if arg:
         return str(Path(arg).resolve()), f"`{shown_path(arg, 'MODEL')}` (given with --model)"
-    try:
-        from share_ner.default_model import default_model_dir
+    from share_ner.default_model import default_model_dir
 
-        return str(default_model_dir()), "the default model (`share_ner.default_model.default_model_dir()`)"
-    except ImportError:
-        pass
-    cache = Path(tempfile.gettempdir()) / "share-ner-bench-throughput-chia"
-    if not (cache / "config.json").exists():
-        print(f"no default model yet: training one on chia/train into {cache} ...", file=sys.stderr)
-        chia = DATA / "chia" / "train"
-        subprocess.run([sys.executable, "-m", "share_ner.cli", "train", "--text", str(chia / "text"),
-                        "--gold", str(chia / "gold"), "--model", str(cache), "--quiet"], check=True)
-    return str(cache), "a model trained on chia/train with `share-ner train` defaults (the default model was not available)"
+    return str(default_model_dir()), "the default model (`share_ner.default_model.default_model_dir()`)"
 
 
 # ---------------------------------------------------------------- profile
@@ -228,7 +216,7 @@ def profile(model: str, notes: Path, n: int) -> tuple[float, list[tuple[str, flo
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_data_argument(p)
-    p.add_argument("--model", help="model directory (default: the default model, else one trained on chia/train)")
+    p.add_argument("--model", help="model directory (default: the default model)")
     p.add_argument("--notes", default=str(NOTES), help="directory of notes (default: MTSamples)")
     p.add_argument("--limit", type=int, help="only the first N notes (quick check; the committed table uses all)")
     p.add_argument("--profile-notes", type=int, default=400, help="notes profiled with cProfile (default 400)")
