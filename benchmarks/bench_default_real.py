@@ -67,14 +67,6 @@ def load_split(data: Path, split: str) -> tuple[dict[str, Any], dict[str, list[A
     return docs, {doc_id: gold.get(doc_id, []) for doc_id in docs}
 
 
-def upper_same_length(text: str) -> str:
-    """``text`` upper-cased character by character, keeping a character whose upper case is longer (ß)."""
-    up = text.upper()
-    if len(up) == len(text):
-        return up
-    return "".join(u if len(u) == 1 else c for c, u in ((c, c.upper()) for c in text))
-
-
 def is_normal_finding(condition: str) -> bool:
     words = {w.lower() for w in _WORD.findall(condition)}
     return bool(words & NORMAL_WORDS)
@@ -121,20 +113,26 @@ def negex_recall(pipeline: Any, data: Path) -> dict[str, Any]:
 def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dict[str, Any]:
     from share_ner.document import Document
     from share_ner.eval.scoring import score
+    from share_ner.synthetic import same_length_upper
 
     docs, gold = load_split(data, split)
     pred, cpu = run(pipeline, docs, normalize)
-    upper_docs = {k: Document(d.id, upper_same_length(d.text)) for k, d in docs.items()}
+    upper_docs = {k: Document(d.id, same_length_upper(d.text)) for k, d in docs.items()}
     upper_pred, _ = run(pipeline, upper_docs, normalize=False)
     return {"split": split, "mixed": score(gold, pred), "upper": score(gold, upper_pred), "cpu": cpu,
             "chars": sum(len(d.text) for d in docs.values()), "normalized": normalize}
 
 
-def build_default(cache: Path) -> tuple[Path, float]:
-    from share_ner.default_model import default_model_dir
+def build_default(cache: Path, changes: Sequence[str] = ()) -> tuple[Path, float]:
+    """Build (or reuse) the default model, with ``KEY=VALUE`` changes to its generator settings."""
+    import json
+    from dataclasses import replace
 
+    from share_ner.default_model import DEFAULT_SYNTH, default_model_dir
+
+    synth = replace(DEFAULT_SYNTH, **{k: json.loads(v) for k, v in (c.split("=", 1) for c in changes)})
     started = time.perf_counter()
-    model = default_model_dir(cache=cache)
+    model = default_model_dir(synth=synth, cache=cache)
     return model, time.perf_counter() - started
 
 
@@ -170,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA, else ../shared/data)")
     parser.add_argument("--model", type=Path, help="a trained model directory instead of the default model")
+    parser.add_argument("--synth", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="build the default model with these generator settings changed (for --dev)")
     parser.add_argument("--dev", action="store_true", help="dev splits instead of test splits (choosing settings)")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the default model is built")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file (test run only)")
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.model:
         model, build_s = args.model, 0.0
     else:
-        model, build_s = build_default(args.cache)
+        model, build_s = build_default(args.cache, args.synth)
     pipeline = Pipeline.load(model)
     print("negex_kit/dev ...", file=sys.stderr, flush=True)
     negex = negex_recall(pipeline, data)

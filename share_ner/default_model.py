@@ -35,6 +35,7 @@ from share_ner import __version__
 from share_ner.config import TaggerConfig
 from share_ner.errors import ShareNerError
 from share_ner.model import FILES
+from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see eval/results/default_model.md.
@@ -60,7 +61,8 @@ def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
 
 
 # Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("synthetic", "tagger", "config", "model", "text", "encoding", "document", "normalizer")
+_TRAINING_MODULES = ("synthetic", "tagger", "config", "model", "text", "encoding", "document", "normalizer",
+                     "placeholders")
 
 
 def _package_dir(name: str) -> Path | None:
@@ -97,6 +99,7 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
     h.update(__version__.encode("utf-8") + b"\0")
     h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
+    data_files.append(PLACEHOLDERS_PATH)
     _hash_files(h, data_files, SHARE_DIR.parent.parent)
     # The templates live in the generator's source; HPO names come from hp.obo. The code that
     # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.

@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -469,7 +469,13 @@ class SynthConfig:
         hpo_max_words: longest HPO name (in words) used.
         term_coord_share: share of shared-head coordinations built from two-word term names
             ("gastric or duodenal ulcer") rather than from organ adjectives ("renal or hepatic impairment").
+        upper_share: share of template documents written wholly in capitals (radiology, many MIMIC notes).
+        line_case_share: share of template documents whose lines are each, at random, left as they are,
+            upper-cased or title-cased (capitalised section bodies, "Chest Pain" list items).
+        corpus_upper_share: share of the hand-annotated notes added a second time, upper-cased.
         seed: random seed; the same settings always give the same documents.
+
+    Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.
     """
 
     n_docs: int = 300
@@ -481,6 +487,9 @@ class SynthConfig:
     crlf_share: float = 0.3
     hpo_max_words: int = 4
     term_coord_share: float = 0.0
+    upper_share: float = 0.0
+    line_case_share: float = 0.0
+    corpus_upper_share: float = 0.0
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
@@ -624,13 +633,55 @@ def generate_template_docs(
     return docs, gold
 
 
+def same_length_upper(text: str) -> str:
+    """``text`` upper-cased character by character; a character whose upper case is longer (ß) is kept."""
+    up = text.upper()
+    if len(up) == len(text):
+        return up
+    return "".join(u if len(u) == 1 else c for c, u in ((c, c.upper()) for c in text))
+
+
+def same_length_title(text: str) -> str:
+    """Each word's first letter upper-cased ("chest pain" -> "Chest Pain"); offsets kept."""
+    return re.sub(r"(?<!\w)[^\W\d_]", lambda m: same_length_upper(m.group()), text)
+
+
+def recase_docs(docs: Mapping[str, Document], config: SynthConfig) -> dict[str, Document]:
+    """The template documents with ``config.upper_share`` of them in capitals and ``line_case_share`` with
+    some lines upper- or title-cased; a random stream of its own, so the documents' words do not change."""
+    rng = random.Random(config.seed * 7919 + 1)
+    out: dict[str, Document] = {}
+    for doc_id, doc in docs.items():
+        r = rng.random()
+        text = doc.text
+        if r < config.upper_share:
+            text = same_length_upper(text)
+        elif r < config.upper_share + config.line_case_share:
+            lines = text.splitlines(keepends=True)
+            text = "".join(same_length_upper(line) if (x := rng.random()) < 0.35
+                           else same_length_title(line) if x < 0.55 else line for line in lines)
+        out[doc_id] = doc if text == doc.text else Document(doc_id, text)
+    return out
+
+
 def training_data(
     config: SynthConfig = SynthConfig(),
 ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
-    """The default model's training set: the hand-annotated corpus plus the template documents."""
+    """The default model's training set: the hand-annotated corpus (and, by ``corpus_upper_share``, upper-cased
+    copies of some of its notes) plus the template documents."""
     docs, gold = load_default_corpus()
+    if config.corpus_upper_share:
+        rng = random.Random(config.seed * 7919 + 2)
+        for doc_id in sorted(docs):
+            if doc_id.endswith("-upper") or rng.random() >= config.corpus_upper_share:
+                continue
+            copy = f"{doc_id}-upper"
+            docs[copy] = Document(copy, same_length_upper(docs[doc_id].text))
+            gold[copy] = [replace(m, doc_id=copy) for m in gold[doc_id]]
     if config.n_docs:
         syn_docs, syn_gold = generate_template_docs(project_terms(), hpo_terms(), config)
+        if config.upper_share or config.line_case_share:
+            syn_docs = recase_docs(syn_docs, config)
         docs.update(syn_docs)
         gold.update(syn_gold)
     return docs, gold

@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--abbreviations", type=Path, metavar="FILE",
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion): the "
                         "normalizer tries it before the packaged clinical list and keeps it in the model")
+    p.add_argument("--placeholders", action="append", default=[], type=Path, metavar="FILE",
+                   help="the site's own de-identification placeholder patterns (TSV name<TAB>regex), each match one "
+                        "token, added to the packaged ones (repeatable; pass them to share-ner tag too)")
     p.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress messages")
     p.set_defaults(func=run)
@@ -66,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         from share_ner.lexicons.abbreviations import load_abbreviations
 
         site = load_abbreviations(args.abbreviations)  # before training: a bad row is one line (file, line)
+    if args.placeholders:
+        from share_ner.placeholders import use_site_placeholders
+
+        use_site_placeholders(args.placeholders)  # a bad regex is one line naming the file and line
     config = load_config(args.config) if args.config else TaggerConfig()
     if args.scheme:
         config = config.replace(scheme=args.scheme)
