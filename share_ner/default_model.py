@@ -39,7 +39,10 @@ from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see eval/results/default_model.md.
-DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13)
+DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13,
+                            # case and abbreviation settings chosen on chia/ncbi_disease/bc5cdr dev and negex_kit/dev
+                            # (benchmarks/results/default_real.md)
+                            upper_share=0.1, line_case_share=0.1, corpus_upper_share=0.3, abbreviation_share=0.1)
 DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings eval/bench_default.py --tune chose
 PREFIX = "default-model"
 
@@ -94,12 +97,13 @@ def _hp_obo() -> Path:
 def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER) -> str:
     """A hex digest of everything that decides the default model (cheap: no training data is generated)."""
     import share_ner.synthetic as synthetic
+    from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
 
     h = hashlib.sha256()
     h.update(__version__.encode("utf-8") + b"\0")
     h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
-    data_files.append(PLACEHOLDERS_PATH)
+    data_files += [PLACEHOLDERS_PATH, ABBREVIATIONS_PATH]  # the abbreviation list fills template slots too
     _hash_files(h, data_files, SHARE_DIR.parent.parent)
     # The templates live in the generator's source; HPO names come from hp.obo. The code that
     # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.

@@ -201,6 +201,27 @@ def project_terms() -> list[Term]:
     return read_term_list(SYNTH_DIR / "terms.tsv")
 
 
+def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
+    """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
+
+    Only abbreviations with one expansion and of three or more characters, none an English stop word
+    ("ALL", "AS" stay out); the CUI is that of the expansion among ``hpo`` or ``project`` when it has one.
+    """
+    from share_ner.features.matcher import STOP_WORDS
+    from share_ner.lexicons.abbreviations import load_abbreviations
+
+    cuis: dict[str, str] = {}
+    for t in (*hpo, *project):
+        if t.cui != CUI_LESS:
+            cuis.setdefault(t.name.lower(), t.cui)
+    out = []
+    for short, expansions in sorted(load_abbreviations().items()):
+        if len(expansions) != 1 or len(short) < 3 or short.lower() in STOP_WORDS or _MARKUP_CHARS.search(short):
+            continue
+        out.append(Term(short, cuis.get(expansions[0].lower(), CUI_LESS)))
+    return out
+
+
 _HPO_PHENOTYPE_ROOT = "HP:0000118"
 
 
@@ -473,6 +494,8 @@ class SynthConfig:
         line_case_share: share of template documents whose lines are each, at random, left as they are,
             upper-cased or title-cased (capitalised section bodies, "Chest Pain" list items).
         corpus_upper_share: share of the hand-annotated notes added a second time, upper-cased.
+        abbreviation_share: share of term slots filled with an abbreviation of the clinical abbreviation
+            list (:func:`abbreviation_terms`).
         seed: random seed; the same settings always give the same documents.
 
     Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.
@@ -490,6 +513,7 @@ class SynthConfig:
     upper_share: float = 0.0
     line_case_share: float = 0.0
     corpus_upper_share: float = 0.0
+    abbreviation_share: float = 0.0
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
@@ -588,6 +612,7 @@ def generate_template_docs(
     project: Sequence[Term],
     hpo: Sequence[Term],
     config: SynthConfig = SynthConfig(),
+    abbreviations: Sequence[Term] = (),
 ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """Deterministically generate annotated documents (ids ``synth-0000``...) from the templates.
 
@@ -605,7 +630,11 @@ def generate_template_docs(
 
     term_heads = coordination_heads(project_pool + hpo_pool) if config.term_coord_share > 0 else {}
 
+    abbreviation_pool = list(abbreviations)
+
     def pick() -> Term:
+        if abbreviation_pool and config.abbreviation_share and rng.random() < config.abbreviation_share:
+            return rng.choice(abbreviation_pool)
         if hpo_pool and (not project_pool or rng.random() >= config.project_share):
             return rng.choices(hpo_pool, hpo_weights)[0]
         return rng.choice(project_pool)
@@ -679,7 +708,9 @@ def training_data(
             docs[copy] = Document(copy, same_length_upper(docs[doc_id].text))
             gold[copy] = [replace(m, doc_id=copy) for m in gold[doc_id]]
     if config.n_docs:
-        syn_docs, syn_gold = generate_template_docs(project_terms(), hpo_terms(), config)
+        project, hpo = project_terms(), hpo_terms()
+        abbreviations = abbreviation_terms(hpo, project) if config.abbreviation_share else []
+        syn_docs, syn_gold = generate_template_docs(project, hpo, config, abbreviations)
         if config.upper_share or config.line_case_share:
             syn_docs = recase_docs(syn_docs, config)
         docs.update(syn_docs)
