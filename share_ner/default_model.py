@@ -42,7 +42,8 @@ from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13,
                             # case and abbreviation settings chosen on chia/ncbi_disease/bc5cdr dev and negex_kit/dev
                             # (benchmarks/results/default_real.md)
-                            upper_share=0.1, line_case_share=0.1, corpus_upper_share=0.3, abbreviation_share=0.1)
+                            upper_share=0.1, line_case_share=0.1, corpus_upper_share=0.3, abbreviation_share=0.1,
+                            finding_share=0.15)
 DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings eval/bench_default.py --tune chose
 PREFIX = "default-model"
 

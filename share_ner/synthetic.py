@@ -201,6 +201,11 @@ def project_terms() -> list[Term]:
     return read_term_list(SYNTH_DIR / "terms.tsv")
 
 
+def finding_terms() -> list[Term]:
+    """The project's list of findings written as adjectives (``data/synth/findings.tsv``: lethargic, dizzy)."""
+    return read_term_list(SYNTH_DIR / "findings.tsv")
+
+
 def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
     """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
 
@@ -402,6 +407,27 @@ CLINICAL_TEMPLATES: tuple[str, ...] = (
     "Scheduled for <p> next week.",
     "No history of <p>.",
     "Allergies: <p>",
+    "No <t>, <t> or <t>.",
+)
+
+# Findings written as predicate adjectives (<f>, from data/synth/findings.tsv): "the patient was lethargic".
+FINDING_TEMPLATES: tuple[str, ...] = (
+    "The patient was <f>.",
+    "She is <f> and <f>.",
+    "He appears <f>.",
+    "Pt is <f>, not <f>.",
+    "Not <f> or <f>.",
+    "Patient became <f> overnight.",
+    "She felt <f> and <f> this morning.",
+    "He was <f> on arrival.",
+    "Remains <f>.",
+    "No longer <f>.",
+    "Alert and oriented, not <f>.",
+    "Denies feeling <f>.",
+    "She has been <f> since yesterday.",
+    "Mildly <f>.",
+    "Awake, <f>.",
+    "Afebrile, not <f> or <f>.",
 )
 
 # Procedures, drugs, tests and devices: never disorders under the ShARe guidelines.
@@ -496,6 +522,8 @@ class SynthConfig:
         corpus_upper_share: share of the hand-annotated notes added a second time, upper-cased.
         abbreviation_share: share of term slots filled with an abbreviation of the clinical abbreviation
             list (:func:`abbreviation_terms`).
+        finding_share: share of clinical lines written from :data:`FINDING_TEMPLATES`, filled with
+            :func:`finding_terms`.
         seed: random seed; the same settings always give the same documents.
 
     Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.
@@ -514,6 +542,7 @@ class SynthConfig:
     line_case_share: float = 0.0
     corpus_upper_share: float = 0.0
     abbreviation_share: float = 0.0
+    finding_share: float = 0.0
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
@@ -566,7 +595,8 @@ def coordination_heads(terms: Iterable[Term], min_modifiers: int = 2) -> dict[st
 
 
 def _fill(template: str, rng: random.Random, pick, line_no: int,
-          term_heads: Mapping[str, Sequence[str]] | None = None, term_coord_share: float = 0.0) -> str:
+          term_heads: Mapping[str, Sequence[str]] | None = None, term_coord_share: float = 0.0,
+          pick_finding=None) -> str:
     """Replace the slots of one template by markup."""
     out = template
     k = 0
@@ -597,6 +627,11 @@ def _fill(template: str, rng: random.Random, pick, line_no: int,
     while "<p>" in out or "<P>" in out:
         i = min(j for j in (out.find("<p>"), out.find("<P>")) if j >= 0)
         out = out[:i] + _cased(rng.choice(NON_DISORDERS), out[i + 1] == "P") + out[i + 3 :]
+    while "<f>" in out:
+        i = out.find("<f>")
+        term = pick_finding() if pick_finding is not None else pick()
+        cui = "" if term.cui == CUI_LESS else f"|{term.cui}"
+        out = out[:i] + f"[[{term.name}{cui}]]" + out[i + 3 :]
     while "<t>" in out or "<T>" in out:
         i_lower, i_upper = out.find("<t>"), out.find("<T>")
         candidates = [i for i in (i_lower, i_upper) if i >= 0]
@@ -613,6 +648,7 @@ def generate_template_docs(
     hpo: Sequence[Term],
     config: SynthConfig = SynthConfig(),
     abbreviations: Sequence[Term] = (),
+    findings: Sequence[Term] = (),
 ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """Deterministically generate annotated documents (ids ``synth-0000``...) from the templates.
 
@@ -631,6 +667,10 @@ def generate_template_docs(
     term_heads = coordination_heads(project_pool + hpo_pool) if config.term_coord_share > 0 else {}
 
     abbreviation_pool = list(abbreviations)
+    finding_pool = list(findings)
+
+    def pick_finding() -> Term:
+        return rng.choice(finding_pool)
 
     def pick() -> Term:
         if abbreviation_pool and config.abbreviation_share and rng.random() < config.abbreviation_share:
@@ -652,6 +692,8 @@ def generate_template_docs(
         for i in range(rng.randint(config.min_lines, config.max_lines)):
             if rng.random() < config.filler_share:
                 body = rng.choice(FILLER_LINES)
+            elif not eligibility and finding_pool and config.finding_share and rng.random() < config.finding_share:
+                body = _fill(rng.choice(FINDING_TEMPLATES), rng, pick, i, pick_finding=pick_finding)
             else:
                 body = _fill(rng.choice(templates), rng, pick, i, term_heads, config.term_coord_share)
             prefix = f"{i + 1}. " if bullet == "#. " else bullet
@@ -710,7 +752,8 @@ def training_data(
     if config.n_docs:
         project, hpo = project_terms(), hpo_terms()
         abbreviations = abbreviation_terms(hpo, project) if config.abbreviation_share else []
-        syn_docs, syn_gold = generate_template_docs(project, hpo, config, abbreviations)
+        findings = finding_terms() if config.finding_share else []
+        syn_docs, syn_gold = generate_template_docs(project, hpo, config, abbreviations, findings)
         if config.upper_share or config.line_case_share:
             syn_docs = recase_docs(syn_docs, config)
         docs.update(syn_docs)

@@ -293,3 +293,17 @@ def test_abbreviation_terms_are_unambiguous_and_take_the_expansions_cui():
     assert "JVD" in terms and terms["JVD"] == CUI_LESS
     assert "LAD" not in terms  # three expansions in the list
     assert all(len(name) >= 3 for name in terms)
+
+
+def test_finding_templates_use_the_finding_pool():
+    from share_ner.synthetic import finding_terms
+
+    findings = finding_terms()
+    assert {"lethargic", "agitated", "dizzy"} <= {t.name for t in findings}
+    config = SynthConfig(n_docs=30, seed=2, eligibility_share=0.0, finding_share=1.0, filler_share=0.0)
+    docs, gold = generate_template_docs(PROJECT, HPO, config, findings=findings)
+    names = {t.name for t in findings}
+    found = [m.text(docs[d].text) for d in docs for m in gold[d]]
+    assert found and set(found) <= names
+    off = generate_template_docs(PROJECT, HPO, SynthConfig(n_docs=30, seed=2, eligibility_share=0.0), findings=findings)
+    assert not names & {m.text(off[0][d].text) for d in off[0] for m in off[1][d]}  # finding_share 0: none
