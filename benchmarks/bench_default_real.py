@@ -123,6 +123,24 @@ def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dic
             "chars": sum(len(d.text) for d in docs.values()), "normalized": normalize}
 
 
+def throughput(pipelines: Mapping[str, Any], data: Path, n_notes: int, repeats: int = 2) -> dict[str, float]:
+    """Characters per CPU second of tagging + normalization on the first ``n_notes`` MTSamples notes, each
+    model timed ``repeats`` times in turn (the best time kept), so the models are compared within one run."""
+    from share_ner.notes import read_notes
+
+    notes = read_notes(data / "mtsamples" / "raw" / "notes")
+    docs = [notes[k] for k in sorted(notes)[:n_notes]]
+    chars = sum(len(d.text) for d in docs)
+    best = {name: float("inf") for name in pipelines}
+    for _ in range(repeats):
+        for name, pipeline in pipelines.items():
+            started = _cpu()
+            for doc in docs:
+                pipeline.annotate(doc)
+            best[name] = min(best[name], _cpu() - started)
+    return {name: chars / max(t, 1e-9) for name, t in best.items()}
+
+
 def build_default(cache: Path, changes: Sequence[str] = ()) -> tuple[Path, float]:
     """Build (or reuse) the default model, with ``KEY=VALUE`` changes to its generator settings."""
     import json
@@ -173,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dev", action="store_true", help="dev splits instead of test splits (choosing settings)")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the default model is built")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file (test run only)")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="an earlier default model directory to compare end-to-end throughput with")
+    parser.add_argument("--throughput-notes", type=int, default=300, metavar="N",
+                        help="MTSamples notes for the throughput comparison (default 300)")
     parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
     args = parser.parse_args(argv)
     data = data_dir(args.data)
@@ -200,6 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(corpus_table(rows)[-1], flush=True)
     ctable = corpus_table(rows)
     print("\n".join(ctable))
+    speed: list[str] = []
+    if args.against is not None:
+        print("throughput ...", file=sys.stderr, flush=True)
+        rates = throughput({"earlier": Pipeline.load(args.against), "this": pipeline}, data, args.throughput_notes)
+        speed = ["## End-to-end throughput", "",
+                 f"Tagging + normalization of the first {args.throughput_notes} MTSamples notes, each model timed twice in "
+                 "turn in this run (best kept), with this code: `--against DIR` names the earlier model.", "",
+                 "| model | chars per CPU s | ratio |", "|---|---|---|",
+                 f"| earlier default | {rates['earlier']:,.0f} | 1.00 |",
+                 f"| this default | {rates['this']:,.0f} | {rates['this'] / rates['earlier']:.2f} |", ""]
+        print("\n".join(speed))
     if args.dev or not args.write:
         return 0
     out = [
@@ -224,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         *ctable,
         "",
+        *speed,
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(out), encoding="utf-8")

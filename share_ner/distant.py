@@ -139,7 +139,7 @@ def train_distant(
     """
     from share_ner.config import TaggerConfig
     from share_ner.pipeline import Pipeline
-    from share_ner.tagger import train_model
+    from share_ner.tagger import COPY_SEP, train_model
 
     say = progress or (lambda msg: None)
     round_config = tagger_config or TaggerConfig()
@@ -164,7 +164,7 @@ def train_distant(
         out = {k: list(v) for k, v in distant.items()}
         for copy in range(config.gold_weight):
             for doc_id, doc in gold_docs.items():
-                key = doc_id if copy == 0 else f"{doc_id}~{copy}"
+                key = doc_id if copy == 0 else f"{doc_id}{COPY_SEP}{copy}"  # copies share the note's fold
                 docs[key] = doc if copy == 0 else Document(key, doc.text)
                 out[key] = [Mention(key, m.spans, m.cui, m.type) for m in gold.get(doc_id, [])]
         return docs, out
