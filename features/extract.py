@@ -223,8 +223,6 @@ def sentence_features(
                 f["shape"], f["sshape"] = _uncased(b.shape["shape"]), sshape[i]
             else:
                 f.update(b.shape)
-        if caseless:
-            f["caps_sentence"] = 1.0
 
     if config.window and config.window_size:
         for d in range(1, config.window_size + 1):
