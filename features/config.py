@@ -51,11 +51,16 @@ class FeatureConfig:
     abbreviation: bool = True
     clusters: bool = True
     window_size: int = 2
+    # In a sentence without lower-case letters ("LEFT ATRIAL SIZE IS ENLARGED.") case says nothing: leave out the
+    # features that carry it (the token as written, its shapes and case flags, its neighbours' shapes).
+    caseless_capitals: bool = False
 
     def __post_init__(self) -> None:
         for name in GROUPS:
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"feature setting {name!r} must be true or false, got {getattr(self, name)!r}")
+        if not isinstance(self.caseless_capitals, bool):
+            raise ShareNerError(f"feature setting 'caseless_capitals' must be true or false, got {self.caseless_capitals!r}")
         if isinstance(self.window_size, bool) or not isinstance(self.window_size, int) or not 0 <= self.window_size <= 5:
             raise ShareNerError(f"feature setting 'window_size' must be an integer from 0 to 5, got {self.window_size!r}")
 

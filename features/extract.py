@@ -164,6 +164,18 @@ def note_abbreviations(text: str, matcher: TermMatcher | None = None) -> NoteAbb
     return NoteAbbreviations(frozenset(shorts), starts, types)
 
 
+_CASE_KEYS = frozenset({"shape", "sshape", "is_upper", "is_title"})
+
+
+def _all_capitals(words: Sequence[str]) -> bool:
+    """The sentence has letters and none is lower-case."""
+    return any(c.isalpha() for w in words for c in w) and not any(c.islower() for w in words for c in w)
+
+
+def _uncased(shape: str) -> str:
+    return shape.replace("X", "x")
+
+
 def _index_bucket(i: int) -> str:
     if i < 3:
         return str(i)
@@ -194,17 +206,23 @@ def sentence_features(
     words = [t.text for t in tokens]
     base = [word_features(w) for w in words]
     lower = [b.lower for b in base]
-    sshape = [b.short_shape for b in base]
+    caseless = config.caseless_capitals and _all_capitals(words)
+    # In a sentence in capitals every letter is "X": shapes keep only letters vs digits and punctuation.
+    sshape = [_uncased(b.short_shape) for b in base] if caseless else [b.short_shape for b in base]
     feats: list[FeatureDict] = [{"bias": 1.0} for _ in range(n)]
 
     for i, b in enumerate(base):
         f = feats[i]
         if config.word:
-            f.update(b.word)
+            f.update({"lw": b.lower} if caseless else b.word)
         if config.affix:
             f.update(b.affix)
         if config.shape:
-            f.update(b.shape)
+            if caseless:
+                f.update({k: v for k, v in b.shape.items() if k not in _CASE_KEYS})
+                f["shape"], f["sshape"] = _uncased(b.shape["shape"]), sshape[i]
+            else:
+                f.update(b.shape)
 
     if config.window and config.window_size:
         for d in range(1, config.window_size + 1):

@@ -34,13 +34,22 @@ from typing import Any, Callable
 from share_ner import __version__, synthetic
 from share_ner.config import TaggerConfig
 from share_ner.errors import ShareNerError
+from share_ner.features.config import FeatureConfig
 from share_ner.lexicons import cache_dir, default_lexicon
+from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
 from share_ner.model import FILES
+from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see benchmarks/results/default_model.md.
-DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13)
-DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2)  # the settings benchmarks/bench_default.py --tune chose
+DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13,
+                            # case and abbreviation settings chosen on chia/ncbi_disease/bc5cdr dev and negex_kit/dev
+                            # (benchmarks/results/default_real.md)
+                            upper_share=0.1, line_case_share=0.1, corpus_upper_share=0.3, abbreviation_share=0.1,
+                            finding_share=0.15)
+# L-BFGS and c2 chosen by benchmarks/bench_default.py --tune; caseless_capitals on negex_kit/dev and the upper-cased
+# dev splits (benchmarks/bench_default_real.py --dev).
+DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, features=FeatureConfig(caseless_capitals=True))
 PREFIX = "default-model"
 
 
@@ -59,7 +68,8 @@ def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
 
 
 # Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("synthetic", "tagger", "config", "model", "text", "encoding", "document", "normalizer")
+_TRAINING_MODULES = ("synthetic", "tagger", "config", "model", "text", "encoding", "document", "normalizer",
+                     "placeholders")
 
 
 def _package_dir(name: str) -> Path | None:
@@ -94,6 +104,7 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
     h.update(__version__.encode("utf-8") + b"\0")
     h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
+    data_files += [PLACEHOLDERS_PATH, ABBREVIATIONS_PATH]  # the abbreviation list fills template slots too
     _hash_files(h, data_files, SHARE_DIR.parent.parent)
     # The templates live in the generator's source; HPO names come from hp.obo. The code that
     # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.

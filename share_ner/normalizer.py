@@ -4,7 +4,10 @@ The steps, in the order they run (each can be switched off in :class:`Normalizer
 them in this order):
 
 1. ``gazetteer`` — the mention string (case-folded) was annotated in training:
-   take its most frequent label there (``CUI-less`` included);
+   take its most frequent label there (``CUI-less`` included; but a string
+   labelled ``CUI-less`` fewer than ``cuiless_min_count`` times that is an exact
+   lexicon name goes to step 2 and takes the lexicon's CUI: one annotation is no
+   evidence that the lexicon's concept is wrong);
 2. ``normalized`` — the normalized key (case, punctuation, spacing, word order,
    plurals and inflections ignored) equals that of a training string or a
    lexicon name;
@@ -111,6 +114,7 @@ class NormalizerConfig:
 
     use_gazetteer: bool = True
     use_normalized: bool = True
+    cuiless_min_count: int = 2  # a training string's CUI-less label beats an exact lexicon name from this many labels
     note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
     note_context: bool = False  # ... or the label it had in the most similar training note (kept by fit)
     use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
@@ -478,18 +482,24 @@ class Normalizer:
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
         cfg = self.config
+        lexicon_first = False
         if cfg.use_gazetteer and self._gaz is not None:
             tried.append(f"gazetteer:{text}")
             rows = self._gaz.exact.get(exact_key(text))
             if rows:
                 best = self._best(self._gaz, rows, by_count=True)
+                if best == CUI_LESS and self._lex is not None and self._lex.exact.get(exact_key(text)) and sum(
+                        int(self._gaz.counts[r]) for r in rows if self._gaz.cuis[r] == CUI_LESS) < cfg.cuiless_min_count:
+                    rows, lexicon_first = [], True  # too few CUI-less labels to overrule an exact lexicon name
+            if rows:
                 others = tuple(dict.fromkeys(c for r in rows if (c := self._gaz.cuis[r]) != best))
                 return Decision(best, "gazetteer", 1.0, text, alternatives=others, name_labels=(best, *others))
         if cfg.use_normalized:
             key = normalized_key(text)
             ex = exact_key(text)
             tried.append(f"normalized:{key}")
-            for index in (self._gaz if cfg.use_gazetteer else None, self._lex):
+            gaz = self._gaz if cfg.use_gazetteer else None
+            for index in (self._lex, gaz) if lexicon_first else (gaz, self._lex):
                 if index is None:
                     continue
                 # A case-insensitive exact name beats one equal only after stemming and synonym folding.

@@ -33,13 +33,15 @@ from __future__ import annotations
 import random
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
+from share_ner.features.stopwords import TERM_STOP_WORDS
 from share_ner.formats.share import read_pipe_dir, write_pipe
+from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
 from share_ner.notes import read_notes, read_text_file
 
@@ -202,6 +204,29 @@ def project_terms() -> list[Term]:
     return read_term_list(SYNTH_DIR / "terms.tsv")
 
 
+def finding_terms() -> list[Term]:
+    """The project's list of findings written as adjectives (``data/synth/findings.tsv``: lethargic, dizzy)."""
+    return read_term_list(SYNTH_DIR / "findings.tsv")
+
+
+def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
+    """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
+
+    Only abbreviations with one expansion and of three or more characters, none an English stop word
+    ("ALL", "AS" stay out); the CUI is that of the expansion among ``hpo`` or ``project`` when it has one.
+    """
+    cuis: dict[str, str] = {}
+    for t in (*hpo, *project):
+        if t.cui != CUI_LESS:
+            cuis.setdefault(t.name.lower(), t.cui)
+    out = []
+    for short, expansions in sorted(load_abbreviations().items()):
+        if len(expansions) != 1 or len(short) < 3 or short.lower() in TERM_STOP_WORDS or _MARKUP_CHARS.search(short):
+            continue
+        out.append(Term(short, cuis.get(expansions[0].lower(), CUI_LESS)))
+    return out
+
+
 _HPO_PHENOTYPE_ROOT = "HP:0000118"
 
 
@@ -357,6 +382,27 @@ CLINICAL_TEMPLATES: tuple[str, ...] = (
     "Scheduled for <p> next week.",
     "No history of <p>.",
     "Allergies: <p>",
+    "No <t>, <t> or <t>.",
+)
+
+# Findings written as predicate adjectives (<f>, from data/synth/findings.tsv): "the patient was lethargic".
+FINDING_TEMPLATES: tuple[str, ...] = (
+    "The patient was <f>.",
+    "She is <f> and <f>.",
+    "He appears <f>.",
+    "Pt is <f>, not <f>.",
+    "Not <f> or <f>.",
+    "Patient became <f> overnight.",
+    "She felt <f> and <f> this morning.",
+    "He was <f> on arrival.",
+    "Remains <f>.",
+    "No longer <f>.",
+    "Alert and oriented, not <f>.",
+    "Denies feeling <f>.",
+    "She has been <f> since yesterday.",
+    "Mildly <f>.",
+    "Awake, <f>.",
+    "Afebrile, not <f> or <f>.",
 )
 
 # Procedures, drugs, tests and devices: never disorders under the ShARe guidelines.
@@ -445,7 +491,17 @@ class SynthConfig:
         hpo_max_words: longest HPO name (in words) used.
         term_coord_share: share of shared-head coordinations built from two-word term names
             ("gastric or duodenal ulcer") rather than from organ adjectives ("renal or hepatic impairment").
+        upper_share: share of template documents written wholly in capitals (radiology, many MIMIC notes).
+        line_case_share: share of template documents whose lines are each, at random, left as they are,
+            upper-cased or title-cased (capitalised section bodies, "Chest Pain" list items).
+        corpus_upper_share: share of the hand-annotated notes added a second time, upper-cased.
+        abbreviation_share: share of term slots filled with an abbreviation of the clinical abbreviation
+            list (:func:`abbreviation_terms`).
+        finding_share: share of clinical lines written from :data:`FINDING_TEMPLATES`, filled with
+            :func:`finding_terms`.
         seed: random seed; the same settings always give the same documents.
+
+    Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.
     """
 
     n_docs: int = 300
@@ -457,6 +513,11 @@ class SynthConfig:
     crlf_share: float = 0.3
     hpo_max_words: int = 4
     term_coord_share: float = 0.0
+    upper_share: float = 0.0
+    line_case_share: float = 0.0
+    corpus_upper_share: float = 0.0
+    abbreviation_share: float = 0.0
+    finding_share: float = 0.0
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
@@ -509,7 +570,8 @@ def coordination_heads(terms: Iterable[Term], min_modifiers: int = 2) -> dict[st
 
 
 def _fill(template: str, rng: random.Random, pick, line_no: int,
-          term_heads: Mapping[str, Sequence[str]] | None = None, term_coord_share: float = 0.0) -> str:
+          term_heads: Mapping[str, Sequence[str]] | None = None, term_coord_share: float = 0.0,
+          pick_finding=None) -> str:
     """Replace the slots of one template by markup."""
     out = template
     k = 0
@@ -540,6 +602,11 @@ def _fill(template: str, rng: random.Random, pick, line_no: int,
     while "<p>" in out or "<P>" in out:
         i = min(j for j in (out.find("<p>"), out.find("<P>")) if j >= 0)
         out = out[:i] + _cased(rng.choice(NON_DISORDERS), out[i + 1] == "P") + out[i + 3 :]
+    while "<f>" in out:
+        i = out.find("<f>")
+        term = pick_finding() if pick_finding is not None else pick()
+        cui = "" if term.cui == CUI_LESS else f"|{term.cui}"
+        out = out[:i] + f"[[{term.name}{cui}]]" + out[i + 3 :]
     while "<t>" in out or "<T>" in out:
         i_lower, i_upper = out.find("<t>"), out.find("<T>")
         candidates = [i for i in (i_lower, i_upper) if i >= 0]
@@ -555,6 +622,8 @@ def generate_template_docs(
     project: Sequence[Term],
     hpo: Sequence[Term],
     config: SynthConfig = SynthConfig(),
+    abbreviations: Sequence[Term] = (),
+    findings: Sequence[Term] = (),
 ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """Deterministically generate annotated documents (ids ``synth-0000``...) from the templates.
 
@@ -572,7 +641,15 @@ def generate_template_docs(
 
     term_heads = coordination_heads(project_pool + hpo_pool) if config.term_coord_share > 0 else {}
 
+    abbreviation_pool = list(abbreviations)
+    finding_pool = list(findings)
+
+    def pick_finding() -> Term:
+        return rng.choice(finding_pool)
+
     def pick() -> Term:
+        if abbreviation_pool and config.abbreviation_share and rng.random() < config.abbreviation_share:
+            return rng.choice(abbreviation_pool)
         if hpo_pool and (not project_pool or rng.random() >= config.project_share):
             return rng.choices(hpo_pool, hpo_weights)[0]
         return rng.choice(project_pool)
@@ -590,6 +667,8 @@ def generate_template_docs(
         for i in range(rng.randint(config.min_lines, config.max_lines)):
             if rng.random() < config.filler_share:
                 body = rng.choice(FILLER_LINES)
+            elif not eligibility and finding_pool and config.finding_share and rng.random() < config.finding_share:
+                body = _fill(rng.choice(FINDING_TEMPLATES), rng, pick, i, pick_finding=pick_finding)
             else:
                 body = _fill(rng.choice(templates), rng, pick, i, term_heads, config.term_coord_share)
             prefix = f"{i + 1}. " if bullet == "#. " else bullet
@@ -600,13 +679,58 @@ def generate_template_docs(
     return docs, gold
 
 
+def same_length_upper(text: str) -> str:
+    """``text`` upper-cased character by character; a character whose upper case is longer (ß) is kept."""
+    up = text.upper()
+    if len(up) == len(text):
+        return up
+    return "".join(u if len(u) == 1 else c for c, u in ((c, c.upper()) for c in text))
+
+
+def same_length_title(text: str) -> str:
+    """Each word's first letter upper-cased ("chest pain" -> "Chest Pain"); offsets kept."""
+    return re.sub(r"(?<!\w)[^\W\d_]", lambda m: same_length_upper(m.group()), text)
+
+
+def recase_docs(docs: Mapping[str, Document], config: SynthConfig) -> dict[str, Document]:
+    """The template documents with ``config.upper_share`` of them in capitals and ``line_case_share`` with
+    some lines upper- or title-cased; a random stream of its own, so the documents' words do not change."""
+    rng = random.Random(config.seed * 7919 + 1)
+    out: dict[str, Document] = {}
+    for doc_id, doc in docs.items():
+        r = rng.random()
+        text = doc.text
+        if r < config.upper_share:
+            text = same_length_upper(text)
+        elif r < config.upper_share + config.line_case_share:
+            lines = text.splitlines(keepends=True)
+            text = "".join(same_length_upper(line) if (x := rng.random()) < 0.35
+                           else same_length_title(line) if x < 0.55 else line for line in lines)
+        out[doc_id] = doc if text == doc.text else Document(doc_id, text)
+    return out
+
+
 def training_data(
     config: SynthConfig = SynthConfig(),
 ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
-    """The default model's training set: the hand-annotated corpus plus the template documents."""
+    """The default model's training set: the hand-annotated corpus (and, by ``corpus_upper_share``, upper-cased
+    copies of some of its notes) plus the template documents."""
     docs, gold = load_default_corpus()
+    if config.corpus_upper_share:
+        rng = random.Random(config.seed * 7919 + 2)
+        for doc_id in sorted(docs):
+            if doc_id.endswith("-upper") or rng.random() >= config.corpus_upper_share:
+                continue
+            copy = f"{doc_id}-upper"
+            docs[copy] = Document(copy, same_length_upper(docs[doc_id].text))
+            gold[copy] = [replace(m, doc_id=copy) for m in gold[doc_id]]
     if config.n_docs:
-        syn_docs, syn_gold = generate_template_docs(project_terms(), hpo_terms(), config)
+        project, hpo = project_terms(), hpo_terms()
+        abbreviations = abbreviation_terms(hpo, project) if config.abbreviation_share else []
+        findings = finding_terms() if config.finding_share else []
+        syn_docs, syn_gold = generate_template_docs(project, hpo, config, abbreviations, findings)
+        if config.upper_share or config.line_case_share:
+            syn_docs = recase_docs(syn_docs, config)
         docs.update(syn_docs)
         gold.update(syn_gold)
     return docs, gold

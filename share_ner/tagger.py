@@ -241,9 +241,16 @@ def label_reliability(terms: Iterable[str], hits: Mapping[str, list[tuple[str, b
     return out
 
 
+# A note repeated to weigh more in training is given the id "<id>~<n>" (share_ner.distant).
+COPY_SEP = "~"
+
+
 def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
-    """Deterministic fold of each note: round robin over the sorted ids."""
-    return {doc_id: i % k for i, doc_id in enumerate(sorted(doc_ids))}
+    """Deterministic fold of each note: round robin over the sorted ids; a note's weighted copies (``id~n``)
+    share its fold, so the jackknifed training gazetteer never shows a note its own mentions."""
+    originals = sorted({doc_id.split(COPY_SEP, 1)[0] for doc_id in doc_ids})
+    fold = {doc_id: i % k for i, doc_id in enumerate(originals)}
+    return {doc_id: fold[doc_id.split(COPY_SEP, 1)[0]] for doc_id in doc_ids}
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ Tokenization is scispacy's rule tokenizer (``combined_rule_tokenizer`` on
 ``spacy.blank("en")``; it keeps ``h/o``, ``IL-6`` and ``3/12/2020`` whole),
 built once per process on first use and shared. On top of it:
 
-* MIMIC-III de-identification placeholders (``[**Hospital1 18**]``) are masked
-  before tokenizing, so each is exactly one token with its true offsets and
-  never ends a sentence;
+* de-identification placeholders (MIMIC-III's ``[**Hospital1 18**]``, MIMIC-IV's
+  ``___``, ``**NAME[ZZZ]``, ``<PERSON>``; the patterns are data, see
+  :mod:`share_ner.placeholders`) are masked before tokenizing, so each is
+  exactly one token with its true offsets and never ends a sentence;
 * no token contains whitespace (spaCy's whitespace tokens are dropped), except
   a placeholder such as ``[**Last Name (NamePattern1) 123**]``;
 * a few extra splits where gold mention boundaries often fall inside a
@@ -32,10 +33,11 @@ from bisect import bisect_right
 from typing import Any
 
 from share_ner.document import Document, Sentence, Token
+from share_ner.placeholders import placeholder_regex
 
 __all__ = ["PLACEHOLDER_RE", "find_headers", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
 
-# [**...**] placeholders of MIMIC-III: on one line, no "[**" inside, at most 200 characters.
+# [**...**] placeholders of MIMIC-III alone (every style in use: share_ner.placeholders.placeholder_regex()).
 PLACEHOLDER_RE = re.compile(r"\[\*\*(?:(?!\*\*\]|\[\*\*)[^\r\n]){0,200}?\*\*\]")
 
 _tokenizer: Any = None
@@ -118,7 +120,7 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
     """
     if not text or text.isspace():
         return []
-    placeholders = [(m.start(), m.end()) for m in PLACEHOLDER_RE.finditer(text)]
+    placeholders = [(m.start(), m.end()) for m in placeholder_regex().finditer(text)]
     masked = text
     if placeholders:
         # Same-length mask keeps every offset; "X" runs are never split by the tokenizer.
@@ -311,7 +313,7 @@ def split_sentences(doc: Document) -> list[Sentence]:
                     if (
                         breaks > 1
                         or ptext[-1] in ".?!:;"
-                        or not (ttext[0].islower() or ttext.startswith("[**"))
+                        or not (ttext[0].islower() or placeholder_regex().fullmatch(ttext))
                         or ttext in _BULLETS
                         or prev.end - _line_start(text, prev.end) < WRAP_WIDTH
                     ):
@@ -320,7 +322,9 @@ def split_sentences(doc: Document) -> list[Sentence]:
                     # "2.  Samples": the dot of a list number is not a sentence end.
                     if not (list_marker_at == len(current) - 2):
                         first = ttext[0]
-                        if first.isupper() or ttext in _BULLETS or first in "\"'([":
+                        if first.isupper() or ttext in _BULLETS or first in "\"'([" or (
+                            first in "*_<" and placeholder_regex().fullmatch(ttext)  # "... today. **NAME[X] said"
+                        ):
                             boundary = True
                         elif first.isdigit():
                             # "EC 1. 1. 1. 49": a number's dot before another number is no end.

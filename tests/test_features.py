@@ -364,3 +364,23 @@ def test_any_text_gives_one_str_keyed_dict_per_token(text: str) -> None:
     for f in feats:
         assert f["bias"] == 1.0
         assert all(isinstance(k, str) and isinstance(v, (str, float)) for k, v in f.items())
+
+
+def test_caseless_capitals_drops_case_features_only_in_sentences_in_capitals():
+    from share_ner.document import Document
+    from share_ner.features import FeatureConfig
+    from share_ner.features.extract import sentence_features
+    from share_ner.text import split_sentences
+
+    on = FeatureConfig(caseless_capitals=True)
+    caps = split_sentences(Document("d", "LEFT ATRIUM IS ENLARGED 2X."))[0]
+    lower = split_sentences(Document("d", "left atrium is enlarged 2x."))[0]
+    f_caps, f_lower = sentence_features(caps, config=on), sentence_features(lower, config=on)
+    atrium = f_caps[1]
+    assert "w" not in atrium and "is_upper" not in atrium
+    assert atrium["lw"] == "atrium" and atrium["shape"] == f_lower[1]["shape"] == "xxxx"
+    assert f_caps[4]["shape"] == "dx" and f_caps[4]["has_digit"] == 1.0
+    assert atrium == {k: v for k, v in f_lower[1].items() if k != "w"}  # as if written in lower case
+    mixed = split_sentences(Document("d", "LEFT ATRIUM is enlarged."))[0]
+    assert sentence_features(mixed, config=on) == sentence_features(mixed, config=FeatureConfig())
+    assert "w" in sentence_features(caps, config=FeatureConfig())[1]

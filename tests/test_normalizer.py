@@ -80,6 +80,20 @@ def test_gazetteer_wins_and_keeps_cuiless_labels(lexicon):
     assert [(d.cui, d.method) for d in decisions] == [("C0020538", "gazetteer"), (CUI_LESS, "gazetteer")]
 
 
+def test_one_cuiless_training_label_does_not_silence_an_exact_lexicon_name(lexicon):
+    once = Document("t", "Pt has headache.")
+    twice = Document("u", "Headache. Headache again.")
+    doc = Document("d", "headache")
+    one = Normalizer.fit(lexicon, {"t": once}, {"t": [mention_of(once, "headache").with_cui(CUI_LESS)]})
+    assert [(d.cui, d.method) for d in one.decide(doc, [mention_of(doc, "headache")])] == [("C0018681", "normalized")]
+    gold = {"u": [mention_of(twice, "Headache").with_cui(CUI_LESS), mention_of(twice, "Headache", 1).with_cui(CUI_LESS)]}
+    two = Normalizer.fit(lexicon, {"u": twice}, gold)
+    assert [(d.cui, d.method) for d in two.decide(doc, [mention_of(doc, "headache")])] == [(CUI_LESS, "gazetteer")]
+    strict = Normalizer.fit(lexicon, {"t": once}, {"t": [mention_of(once, "headache").with_cui(CUI_LESS)]},
+                            NormalizerConfig(cuiless_min_count=1))
+    assert strict.decide(doc, [mention_of(doc, "headache")])[0].cui == CUI_LESS
+
+
 def test_fit_threshold_hand_computed():
     # (score, keeping is right, rejecting is right); thresholds tried 0.1 0.2 0.4 0.6 0.8 0.9+:
     # accuracy 3 2 3 4 3 2 -> 0.6, the midpoint between 0.5 and 0.7.

@@ -246,3 +246,64 @@ def test_term_coordinations_are_shared_head_mentions():
                                                                  eligibility_share=1.0, filler_share=0.0))
     shared = [m.text(docs[d].text, " ... ") for d, ms in gold.items() for m in ms if m.is_discontiguous]
     assert "gastric ... ulcer" in shared or "duodenal ... ulcer" in shared
+
+
+def test_same_length_case_changes_keep_offsets():
+    from share_ner.synthetic import same_length_title, same_length_upper
+
+    assert same_length_upper("Straße, h/o copd") == "STRAßE, H/O COPD"
+    assert same_length_title("chest pain, h/o COPD. 3rd-degree burn") == "Chest Pain, H/O COPD. 3rd-Degree Burn"
+
+
+def test_recased_documents_keep_their_mentions_and_words():
+    from share_ner.synthetic import recase_docs
+
+    config = SynthConfig(n_docs=40, seed=5, upper_share=0.3, line_case_share=0.3)
+    docs, gold = generate_template_docs(PROJECT, HPO, config)
+    recased = recase_docs(docs, config)
+    assert recased.keys() == docs.keys()
+    changed = [d for d in docs if recased[d].text != docs[d].text]
+    capitals = [d for d in docs if recased[d].text == docs[d].text.upper() != docs[d].text]
+    assert 0 < len(capitals) < len(changed) < len(docs)
+    for d in docs:
+        assert recased[d].text.lower() == docs[d].text.lower()
+        for m in gold[d]:
+            assert m.text(recased[d].text).lower() == m.text(docs[d].text).lower()
+
+
+def test_upper_copies_of_the_hand_corpus_carry_the_same_mentions():
+    from share_ner.synthetic import training_data
+
+    docs, gold = training_data(SynthConfig(n_docs=0, corpus_upper_share=1.0))
+    originals = [d for d in docs if not d.endswith("-upper")]
+    assert len(docs) == 2 * len(originals)
+    for d in originals:
+        copy = f"{d}-upper"
+        assert docs[copy].text == docs[d].text.upper() or len(docs[copy].text) == len(docs[d].text)
+        assert [m.spans for m in gold[copy]] == [m.spans for m in gold[d]]
+        assert all(m.doc_id == copy for m in gold[copy])
+
+
+def test_abbreviation_terms_are_unambiguous_and_take_the_expansions_cui():
+    from share_ner.synthetic import abbreviation_terms
+
+    terms = {t.name: t.cui for t in abbreviation_terms([Term("Deep venous thrombosis", "C0149871")],
+                                                       [Term("deep vein thrombosis", "C0149871")])}
+    assert terms["DVT"] == "C0149871"
+    assert "JVD" in terms and terms["JVD"] == CUI_LESS
+    assert "LAD" not in terms  # three expansions in the list
+    assert all(len(name) >= 3 for name in terms)
+
+
+def test_finding_templates_use_the_finding_pool():
+    from share_ner.synthetic import finding_terms
+
+    findings = finding_terms()
+    assert {"lethargic", "agitated", "dizzy"} <= {t.name for t in findings}
+    config = SynthConfig(n_docs=30, seed=2, eligibility_share=0.0, finding_share=1.0, filler_share=0.0)
+    docs, gold = generate_template_docs(PROJECT, HPO, config, findings=findings)
+    names = {t.name for t in findings}
+    found = [m.text(docs[d].text) for d in docs for m in gold[d]]
+    assert found and set(found) <= names
+    off = generate_template_docs(PROJECT, HPO, SynthConfig(n_docs=30, seed=2, eligibility_share=0.0), findings=findings)
+    assert not names & {m.text(off[0][d].text) for d in off[0] for m in off[1][d]}  # finding_share 0: none

@@ -291,3 +291,8 @@ def test_gazetteer_reliability_labels_terms_seen_mostly_unannotated() -> None:
                                                                           ("pregnant", "train-weak")]
     # Counted over note a alone: "pregnant" 1 of 2 annotated -> not weak.
     assert label_reliability({"pregnant"}, hits, ["a"]) == [("pregnant", "train")]
+
+
+def test_weighted_copies_share_their_notes_fold():
+    folds = folds_of(["b", "a", "a~1", "a~2", "c", "b~1"], 2)
+    assert folds == {"a": 0, "a~1": 0, "a~2": 0, "b": 1, "b~1": 1, "c": 0}

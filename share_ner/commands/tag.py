@@ -53,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--show-text", action="store_true",
                    help="let rejects and errors quote the first characters of a bad record (they carry PHI; by "
                         "default they name note ids, rows and byte offsets only)")
+    p.add_argument("--placeholders", action="append", default=[], metavar="FILE",
+                   help="the site's own de-identification placeholder patterns (TSV name<TAB>regex), each match one "
+                        "token, added to the packaged ones (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=run)
 
@@ -96,9 +99,15 @@ def run(args: argparse.Namespace) -> int:
     for path in map(Path, args.inputs):
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")
+    if args.placeholders:
+        from share_ner.placeholders import use_site_placeholders
+
+        use_site_placeholders(args.placeholders)  # a bad regex is one line naming the file and line
     model = _model_dir(args.model)
     factory = functools.partial(load_annotator, model)
     identity = str(model)  # recorded in run.json: a resumed run must use the same model and list
+    if args.placeholders:
+        identity += " with placeholders " + ",".join(args.placeholders)
     if args.abbreviations:
         import json
 

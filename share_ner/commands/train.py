@@ -18,8 +18,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train the CRF tagger on notes and ShARe pipe gold, fit the normalizer, "
         "and write a model directory for `share-ner tag --model`.",
     )
-    p.add_argument("--text", required=True, type=Path, help="training notes: a directory of .txt files (or one file)")
-    p.add_argument("--gold", required=True, type=Path, help="training gold: a directory of .pipe.txt files (or one pipe file)")
+    p.add_argument("--text", type=Path, help="training notes: a directory of .txt files (or one file)")
+    p.add_argument("--gold", type=Path, help="training gold: a directory of .pipe.txt files (or one pipe file)")
+    p.add_argument("--distant", type=Path, metavar="NOTES",
+                   help="unannotated notes (.txt) labelled by --lexicon and self-training (share_ner.distant); "
+                        "with --text/--gold too, the gold notes outweigh them")
+    p.add_argument("--distant-limit", type=int, metavar="N", help="--distant: use the first N notes by id")
+    p.add_argument("--self-train-rounds", type=int, default=1, metavar="N",
+                   help="--distant: rounds of tagging the notes and keeping confident mentions (default 1; 0: none)")
     p.add_argument("--model", required=True, type=Path, help="the model directory to write")
     p.add_argument("--dev-text", type=Path, help="dev notes, scored after training")
     p.add_argument("--dev-gold", type=Path, help="dev gold (with --dev-text)")
@@ -37,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--abbreviations", type=Path, metavar="FILE",
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion): the "
                         "normalizer tries it before the packaged clinical list and keeps it in the model")
+    p.add_argument("--placeholders", action="append", default=[], type=Path, metavar="FILE",
+                   help="the site's own de-identification placeholder patterns (TSV name<TAB>regex), each match one "
+                        "token, added to the packaged ones (repeatable; pass them to share-ner tag too)")
     p.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
     p.add_argument("--strict", action="store_true",
                    help="stop when a gold file names no note of --text, or a note has no gold file (default: a "
@@ -107,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         from share_ner.lexicons.abbreviations import load_abbreviations
 
         site = load_abbreviations(args.abbreviations)  # before training: a bad row is one line (file, line)
+    if args.placeholders:
+        from share_ner.placeholders import use_site_placeholders
+
+        use_site_placeholders(args.placeholders)  # a bad regex is one line naming the file and line
     config = load_config(args.config) if args.config else TaggerConfig()
     if args.scheme:
         config = config.replace(scheme=args.scheme)
@@ -114,11 +127,18 @@ def run(args: argparse.Namespace) -> int:
         config = config.replace(algorithm=args.algorithm)
     say = (lambda msg: None) if args.quiet else (lambda msg: print(f"share-ner train: {msg}", file=sys.stderr))
 
-    docs = read_notes(args.text, args.encoding)
-    if not docs:
-        raise ShareNerError(f"{args.text}: no .txt notes found")
-    gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
-    gold = match_gold(docs, gold, args.gold, args.text, args.strict)
+    if (args.text is None) != (args.gold is None):
+        raise ShareNerError("--text and --gold go together")
+    if args.text is None and args.distant is None:
+        raise ShareNerError("give --text and --gold, or --distant NOTES (or both)")
+    docs: dict = {}
+    gold: dict = {}
+    if args.text is not None:
+        docs = read_notes(args.text, args.encoding)
+        if not docs:
+            raise ShareNerError(f"{args.text}: no .txt notes found")
+        gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
+        gold = match_gold(docs, gold, args.gold, args.text, args.strict)
     dev = None
     if args.dev_text is not None:
         dev_docs = read_notes(args.dev_text, args.encoding)
@@ -131,12 +151,25 @@ def run(args: argparse.Namespace) -> int:
         from share_ner.features.clusters import load_clusters
 
         clusters = load_clusters(args.clusters)
-    say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
+    if docs:
+        say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
 
-    out = train_model(docs, gold, args.model, config, lexicon=lexicon, clusters=clusters, dev=dev,
-                      fit_normalizer=not args.no_normalizer, normalizer_config=NormalizerConfig(dense=args.dense),
-                      normalizer_abbreviations=site,
-                      clusters_source=None if args.clusters is None else str(args.clusters), progress=say)
+    options = dict(clusters=clusters, dev=dev, fit_normalizer=not args.no_normalizer,
+                   normalizer_config=NormalizerConfig(dense=args.dense), normalizer_abbreviations=site,
+                   clusters_source=None if args.clusters is None else str(args.clusters))
+    if args.distant is not None:
+        from share_ner.distant import DistantConfig, train_distant
+
+        distant_config = DistantConfig(rounds=args.self_train_rounds)
+        if not args.distant.exists():
+            raise ShareNerError(f"{args.distant}: no such file or directory")
+        notes = read_notes(args.distant, args.encoding)
+        if args.distant_limit is not None:
+            notes = {k: notes[k] for k in sorted(notes)[: max(args.distant_limit, 0)]}
+        out = train_distant(notes, lexicon, args.model, config, gold_docs=docs, gold=gold, config=distant_config,
+                            source=str(args.distant), progress=say, **options)
+    else:
+        out = train_model(docs, gold, args.model, config, lexicon=lexicon, progress=say, **options)
 
     from share_ner.model import read_model_info
 

@@ -1,0 +1,269 @@
+"""The embedded default model on real clinical report sentences, in capitals, and end to end.
+
+Run from the repository (politely, on a shared machine)::
+
+    nice python benchmarks/bench_default_real.py                 # -> benchmarks/results/default_real.md
+    nice python benchmarks/bench_default_real.py --dev           # dev splits only (for choosing settings)
+    nice python benchmarks/bench_default_real.py --model DIR     # any trained model instead of the default
+
+What it measures (issue 17):
+
+* ``negex_kit/dev``: recall of the annotated condition (one per sentence, so
+  recall only) leaving out normal findings (a condition containing one of
+  :data:`NORMAL_WORDS`), by overlap and exactly, overall and in the sentences
+  written wholly in capitals;
+* each test corpus as published and upper-cased (every character mapped to its
+  upper case where that keeps the length, so gold offsets do not move):
+  strict and relaxed F1;
+* Mantra GSC test end to end (tagging + normalization): strict CUI accuracy
+  (Task 1b: correct CUIs / gold mentions);
+* tagging + normalization speed in characters per CPU second.
+
+The default model is built as ``share-ner tag`` builds it on first use, into a
+benchmark cache under the system temp directory. Corpora come from ``--data``,
+else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "benchmarks" / "results" / "default_real.md"
+CACHE = Path(tempfile.gettempdir()) / "share-ner-bench-default-real"
+
+TEST_SPLITS = ("chia/test", "ncbi_disease/test", "bc5cdr/test", "mantra_gsc/test")
+DEV_SPLITS = ("chia/dev", "ncbi_disease/dev", "bc5cdr/dev")
+NEGEX = "negex_kit/dev"
+# Issue 17's definition of a normal finding: the annotated condition contains one of these words.
+NORMAL_WORDS = frozenset(
+    "normal intact clear patent supple unremarkable equal reactive pink moist soft regular benign nontender "
+    "non-tender symmetric nonfocal good stable".split()
+)
+_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
+
+
+def data_dir(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    if os.environ.get("SHARE_NER_DATA"):
+        return Path(os.environ["SHARE_NER_DATA"])
+    return REPO.parent / "shared" / "data"
+
+
+def load_split(data: Path, split: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    from share_ner.formats.share import read_pipe_dir
+    from share_ner.notes import read_notes
+
+    docs = read_notes(data / split / "text")
+    gold = read_pipe_dir(data / split / "gold")
+    return docs, {doc_id: gold.get(doc_id, []) for doc_id in docs}
+
+
+def is_normal_finding(condition: str) -> bool:
+    words = {w.lower() for w in _WORD.findall(condition)}
+    return bool(words & NORMAL_WORDS)
+
+
+def is_capitals(text: str) -> bool:
+    """A sentence written wholly in capitals: it has letters and none is lower-case."""
+    return any(c.isalpha() for c in text) and not any(c.islower() for c in text)
+
+
+def _cpu() -> float:
+    return time.process_time()
+
+
+def run(pipeline: Any, docs: Mapping[str, Any], normalize: bool) -> tuple[dict[str, list[Any]], float]:
+    started = _cpu()
+    pred = {doc_id: (pipeline.annotate(doc) if normalize else pipeline.tag(doc)) for doc_id, doc in docs.items()}
+    return pred, _cpu() - started
+
+
+def negex_recall(pipeline: Any, data: Path) -> dict[str, Any]:
+    docs, gold = load_split(data, NEGEX)
+    pred, cpu = run(pipeline, docs, normalize=False)
+    groups: dict[str, list[int]] = {}  # group -> [n, overlap, strict]
+    for doc_id, doc in docs.items():
+        for g in gold[doc_id]:
+            condition = " ".join(doc.text[s:e] for s, e in g.spans)
+            if is_normal_finding(condition):
+                key = "normal"
+            else:
+                key = "capitals" if is_capitals(doc.text) else "mixed"
+            found = pred.get(doc_id, [])
+            overlap = any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans)
+            strict = any(p.spans == g.spans for p in found)
+            row = groups.setdefault(key, [0, 0, 0])
+            row[0] += 1
+            row[1] += overlap
+            row[2] += strict
+    non = [sum(x) for x in zip(groups.get("mixed", [0, 0, 0]), groups.get("capitals", [0, 0, 0]))]
+    groups["non-normal"] = non
+    return {"groups": groups, "cpu": cpu, "chars": sum(len(d.text) for d in docs.values())}
+
+
+def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dict[str, Any]:
+    from share_ner.document import Document
+    from share_ner.eval.scoring import score
+    from share_ner.synthetic import same_length_upper
+
+    docs, gold = load_split(data, split)
+    pred, cpu = run(pipeline, docs, normalize)
+    upper_docs = {k: Document(d.id, same_length_upper(d.text)) for k, d in docs.items()}
+    upper_pred, _ = run(pipeline, upper_docs, normalize=False)
+    return {"split": split, "mixed": score(gold, pred), "upper": score(gold, upper_pred), "cpu": cpu,
+            "chars": sum(len(d.text) for d in docs.values()), "normalized": normalize}
+
+
+def throughput(pipelines: Mapping[str, Any], data: Path, n_notes: int, repeats: int = 2) -> dict[str, float]:
+    """Characters per CPU second of tagging + normalization on the first ``n_notes`` MTSamples notes, each
+    model timed ``repeats`` times in turn (the best time kept), so the models are compared within one run."""
+    from share_ner.notes import read_notes
+
+    notes = read_notes(data / "mtsamples" / "raw" / "notes")
+    docs = [notes[k] for k in sorted(notes)[:n_notes]]
+    chars = sum(len(d.text) for d in docs)
+    best = {name: float("inf") for name in pipelines}
+    for _ in range(repeats):
+        for name, pipeline in pipelines.items():
+            started = _cpu()
+            for doc in docs:
+                pipeline.annotate(doc)
+            best[name] = min(best[name], _cpu() - started)
+    return {name: chars / max(t, 1e-9) for name, t in best.items()}
+
+
+def build_default(cache: Path, changes: Sequence[str] = ()) -> tuple[Path, float]:
+    """Build (or reuse) the default model, with ``KEY=VALUE`` changes to its generator settings."""
+    import json
+    from dataclasses import replace
+
+    from share_ner.default_model import DEFAULT_SYNTH, default_model_dir
+
+    synth = replace(DEFAULT_SYNTH, **{k: json.loads(v) for k, v in (c.split("=", 1) for c in changes)})
+    started = time.perf_counter()
+    model = default_model_dir(synth=synth, cache=cache)
+    return model, time.perf_counter() - started
+
+
+def r(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def negex_table(res: dict[str, Any]) -> list[str]:
+    g = res["groups"]
+    lines = ["| conditions | n | overlap recall | strict recall |", "|---|---|---|---|"]
+    for key, label in (("non-normal", "not normal findings (target: overlap 0.85, strict 0.60)"),
+                       ("mixed", "... in mixed-case sentences"),
+                       ("capitals", "... in sentences wholly in capitals"),
+                       ("normal", "normal findings (not ShARe disorders; shown for reference)")):
+        n, o, s = g.get(key, [0, 0, 0])
+        lines.append(f"| {label} | {n} | {r(o / n if n else 0)} | {r(s / n if n else 0)} |")
+    return lines
+
+
+def corpus_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    lines = ["| split | strict F1 | relaxed F1 | upper-cased strict F1 | upper-cased relaxed F1 | strict drop "
+             "| Task 1b acc. strict | chars per CPU s |", "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        m, u = row["mixed"], row["upper"]
+        acc = r(m.accuracy_strict) if row["normalized"] else "-"
+        lines.append(f"| {row['split']} | **{r(m.strict.f1)}** | {r(m.relaxed.f1)} | {r(u.strict.f1)} | "
+                     f"{r(u.relaxed.f1)} | {r(m.strict.f1 - u.strict.f1)} | {acc} | "
+                     f"{row['chars'] / max(row['cpu'], 1e-9):,.0f} |")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA, else ../shared/data)")
+    parser.add_argument("--model", type=Path, help="a trained model directory instead of the default model")
+    parser.add_argument("--synth", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="build the default model with these generator settings changed (for --dev)")
+    parser.add_argument("--dev", action="store_true", help="dev splits instead of test splits (choosing settings)")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where the default model is built")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file (test run only)")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="an earlier default model directory to compare end-to-end throughput with")
+    parser.add_argument("--throughput-notes", type=int, default=300, metavar="N",
+                        help="MTSamples notes for the throughput comparison (default 300)")
+    parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
+    args = parser.parse_args(argv)
+    data = data_dir(args.data)
+    if not (data / NEGEX / "gold").is_dir():
+        print(f"{data / NEGEX}: not found: nothing to benchmark", file=sys.stderr)
+        return 2
+    from share_ner.pipeline import Pipeline
+
+    if args.model:
+        model, build_s = args.model, 0.0
+    else:
+        model, build_s = build_default(args.cache, args.synth)
+    pipeline = Pipeline.load(model)
+    print("negex_kit/dev ...", file=sys.stderr, flush=True)
+    negex = negex_recall(pipeline, data)
+    lines = negex_table(negex)
+    print("\n".join(lines), flush=True)
+    rows = []
+    for split in DEV_SPLITS if args.dev else TEST_SPLITS:
+        if not (data / split / "gold").is_dir():
+            print(f"skipping {split}: not found", file=sys.stderr)
+            continue
+        print(f"{split} ...", file=sys.stderr, flush=True)
+        rows.append(corpus_scores(pipeline, data, split, normalize=split.startswith("mantra_gsc")))
+        print(corpus_table(rows)[-1], flush=True)
+    ctable = corpus_table(rows)
+    print("\n".join(ctable))
+    speed: list[str] = []
+    if args.against is not None:
+        print("throughput ...", file=sys.stderr, flush=True)
+        rates = throughput({"earlier": Pipeline.load(args.against), "this": pipeline}, data, args.throughput_notes)
+        speed = ["## End-to-end throughput", "",
+                 f"Tagging + normalization of the first {args.throughput_notes} MTSamples notes, each model timed twice in "
+                 "turn in this run (best kept), with this code: `--against DIR` names the earlier model.", "",
+                 "| model | chars per CPU s | ratio |", "|---|---|---|",
+                 f"| earlier default | {rates['earlier']:,.0f} | 1.00 |",
+                 f"| this default | {rates['this']:,.0f} | {rates['this'] / rates['earlier']:.2f} |", ""]
+        print("\n".join(speed))
+    if args.dev or not args.write:
+        return 0
+    out = [
+        "# The default model on real clinical sentences, in capitals and end to end",
+        "",
+        "Produced by `nice python benchmarks/bench_default_real.py` (from the repository root)"
+        + (f" with `--model {model.name}`." if args.model else
+           f"; the default model as `share-ner tag` builds it on first use ({build_s:.0f} s wall to build or load)."),
+        "Measured on a shared, loaded machine: speeds are CPU-time figures, comparable only within one run.",
+        "",
+        "## negex_kit/dev: recall of the annotated condition",
+        "",
+        "One condition per sentence is annotated, so this is recall only. A normal finding is a condition",
+        "containing one of: " + ", ".join(sorted(NORMAL_WORDS)) + ".",
+        "",
+        *lines,
+        "",
+        "## Test corpora as published and upper-cased (offsets unchanged)",
+        "",
+        "Task 1b accuracy is end to end (tagged and normalized mentions against gold): Mantra GSC only,",
+        "the one corpus with UMLS CUIs. Speed: tagging (and for Mantra normalization) of the mixed-case notes.",
+        "",
+        *ctable,
+        "",
+        *speed,
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(out), encoding="utf-8")
+    print(f"wrote {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

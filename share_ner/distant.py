@@ -1,0 +1,194 @@
+"""Distant supervision: train the tagger on a site's own unannotated notes, labelled by a lexicon.
+
+``share-ner train --distant NOTES --lexicon L [--text T --gold G] --model OUT``:
+
+1. every note under ``NOTES`` is labelled by longest lexicon matching over its
+   tokens (the tagger's own :class:`~share_ner.features.matcher.TermMatcher`:
+   case, punctuation and plurals folded); a one-word match shorter than
+   ``min_chars`` characters is left out (short names are mostly abbreviations
+   that mean something else in notes); each label takes the CUI of the
+   lexicon name it matched;
+2. a CRF is trained on those labels, with the gold notes (when given) repeated
+   ``gold_weight`` times, so gold outweighs distant labels;
+3. self-training, ``rounds`` times: a model (trained with L-BFGS, whose
+   marginals are probabilities) tags the distant notes; the mentions whose
+   every token has a marginal probability of at least ``min_confidence``
+   replace the lexicon's labels they overlap, other lexicon labels stay; the
+   model is trained again on the new labels (with the settings given).
+
+The normalizer is fitted on the same labels (gold plus distant), so its
+gazetteer holds the lexicon's CUIs for the strings the notes use.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.settings import checked_settings
+
+
+@dataclass(frozen=True)
+class DistantConfig:
+    """Settings of distant supervision; ``from_dict`` rejects unknown keys."""
+
+    rounds: int = 1  # self-training rounds after the model trained on lexicon labels
+    min_confidence: float = 0.9  # a tagged mention is kept when each of its tokens' marginals reaches this
+    gold_weight: int = 3  # each gold note counts this many times
+    min_chars: int = 4  # a one-word lexicon match needs this many characters
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.rounds, int) and 0 <= self.rounds <= 10):
+            raise ShareNerError(f"distant setting 'rounds' must be an integer from 0 to 10, got {self.rounds!r}")
+        if not 0.0 <= float(self.min_confidence) <= 1.0:
+            raise ShareNerError(f"distant setting 'min_confidence' must be in [0, 1], got {self.min_confidence!r}")
+        if not (isinstance(self.gold_weight, int) and self.gold_weight >= 1):
+            raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
+        if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
+            raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "DistantConfig":
+        return cls(**checked_settings(cls, data, "distant"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def cui_matcher(lexicon: Any) -> Any:
+    """A term matcher whose matches carry the CUIs of the names they match (in the lexicon's order)."""
+    from share_ner.features.matcher import TermMatcher
+
+    return TermMatcher.from_terms((entry.name, entry.cui) for entry in lexicon.entries)
+
+
+def lexicon_labels(docs: Mapping[str, Document], matcher: Any, min_chars: int = 4) -> dict[str, list[Mention]]:
+    """Longest lexicon matches in each note as mentions (with the matched name's first CUI)."""
+    from share_ner.text import split_sentences
+
+    out: dict[str, list[Mention]] = {}
+    for doc_id, doc in docs.items():
+        found: list[Mention] = []
+        for sentence in split_sentences(doc):
+            tokens = sentence.tokens
+            for m in matcher.find([t.text for t in tokens]):
+                if m.end - m.start == 1 and len(tokens[m.start].text) < min_chars:
+                    continue
+                cui = next((c for c in m.semtypes if c), CUI_LESS)
+                found.append(Mention(doc_id, ((tokens[m.start].start, tokens[m.end - 1].end),), cui))
+        out[doc_id] = found
+    return out
+
+
+def confident_mentions(pipeline: Any, doc: Document, min_confidence: float) -> tuple[list[Mention], list[tuple[int, int]]]:
+    """The model's mentions in ``doc`` whose tokens all have marginals >= ``min_confidence``, and the character
+    ranges of the sentences they were looked for in."""
+    import pycrfsuite
+
+    from share_ner.encoding import decode
+    from share_ner.tagger import doc_sequences
+
+    kept: list[Mention] = []
+    ranges: list[tuple[int, int]] = []
+    tagger = pipeline.tagger_
+    for sentence, feats in doc_sequences(doc, pipeline.resources, pipeline.config.features,
+                                         pipeline.config.coordination):
+        tags = tagger.tag(pycrfsuite.ItemSequence(feats))
+        tokens = sentence.tokens
+        ranges.append((tokens[0].start, tokens[-1].end))
+        index = {t.start: i for i, t in enumerate(tokens)}
+        for mention in decode(sentence, tags, scheme=pipeline.config.scheme):
+            positions = [index[t.start] for s, e in mention.spans for t in tokens if s <= t.start < e]
+            if positions and min(tagger.marginal(tags[i], i) for i in positions) >= min_confidence:
+                kept.append(Mention(doc.id, mention.spans, CUI_LESS))
+    return kept, ranges
+
+
+def _overlaps(a: Mention, b: Mention) -> bool:
+    return any(s < f and e > t for s, e in a.spans for t, f in b.spans)
+
+
+def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_of: Callable[[Mention], str]) -> list[Mention]:
+    """Confident tagged mentions, plus the lexicon labels none of them overlaps."""
+    merged = [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident]
+    merged += [m for m in lexicon_gold if not any(_overlaps(m, c) for c in confident)]
+    return sorted(merged, key=lambda m: (m.spans, m.cui))
+
+
+def train_distant(
+    notes: Mapping[str, Document],
+    lexicon: Any,
+    out_dir: Path,
+    tagger_config: Any = None,
+    *,
+    gold_docs: Mapping[str, Document] | None = None,
+    gold: Mapping[str, list[Mention]] | None = None,
+    config: DistantConfig = DistantConfig(),
+    source: str = "",
+    progress: Callable[[str], None] | None = None,
+    **train_options: Any,
+) -> Path:
+    """Train a model on ``notes`` labelled by ``lexicon`` (and self-training), with optional gold notes.
+
+    Raises :class:`ShareNerError` when there are no notes or the lexicon matches nothing in them.
+    """
+    from share_ner.config import TaggerConfig
+    from share_ner.pipeline import Pipeline
+    from share_ner.tagger import COPY_SEP, train_model
+
+    say = progress or (lambda msg: None)
+    round_config = tagger_config or TaggerConfig()
+    where = source or "the distant notes"
+    if not notes:
+        raise ShareNerError(f"{where}: no .txt notes found")
+    if lexicon is None:
+        raise ShareNerError("--distant needs a lexicon to label the notes (--lexicon hpo or a TSV)")
+    labels = lexicon_labels(notes, cui_matcher(lexicon), config.min_chars)
+    n_labels = sum(map(len, labels.values()))
+    if not n_labels:
+        raise ShareNerError(f"{where}: the lexicon matches nothing in {len(notes)} notes; nothing to learn from")
+    say(f"{len(notes)} distant notes, {n_labels} lexicon labels")
+    gold_docs = dict(gold_docs or {})
+    gold = dict(gold or {})
+    clash = sorted(set(gold_docs) & set(notes))
+    if clash:
+        raise ShareNerError(f"note id {clash[0]!r} is both a gold note and a distant note")
+
+    def training_set(distant: Mapping[str, list[Mention]]) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+        docs = dict(notes)
+        out = {k: list(v) for k, v in distant.items()}
+        for copy in range(config.gold_weight):
+            for doc_id, doc in gold_docs.items():
+                key = doc_id if copy == 0 else f"{doc_id}{COPY_SEP}{copy}"  # copies share the note's fold
+                docs[key] = doc if copy == 0 else Document(key, doc.text)
+                out[key] = [Mention(key, m.spans, m.cui, m.type) for m in gold.get(doc_id, [])]
+        return docs, out
+
+    work = Path(tempfile.mkdtemp(prefix=".distant.", dir=Path(out_dir).parent if Path(out_dir).parent.is_dir() else None))
+    try:
+        current = labels
+        for round_no in range(config.rounds):
+            docs, train_gold = training_set(current)
+            say(f"self-training round {round_no + 1}: training on {len(docs)} notes")
+            # L-BFGS: its marginals are probabilities; passive-aggressive weights are not (every marginal ~0.5).
+            model = train_model(docs, train_gold, work / f"round{round_no}", round_config.replace(algorithm="lbfgs"),
+                                lexicon=lexicon, fit_normalizer=False, progress=say)
+            pipeline = Pipeline.load(model)
+            matched = {m.spans: m.cui for ms in labels.values() for m in ms}
+            current = {}
+            kept = 0
+            for doc_id, doc in notes.items():
+                confident, _ = confident_mentions(pipeline, doc, config.min_confidence)
+                kept += len(confident)
+                current[doc_id] = relabel(labels[doc_id], confident, lambda m: matched.get(m.spans, CUI_LESS))
+            say(f"self-training round {round_no + 1}: {kept} confident mentions, "
+                f"{sum(map(len, current.values()))} labels")
+        docs, train_gold = training_set(current)
+        return train_model(docs, train_gold, out_dir, tagger_config, lexicon=lexicon, progress=say, **train_options)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,88 @@
+"""De-identification placeholders: patterns as data, one token each, never a sentence end.
+
+De-identified notes replace names, dates and places by placeholders whose style
+depends on the tool that removed them: MIMIC-III's ``[**Hospital1 18**]``,
+MIMIC-IV's ``___``, ``**NAME[ZZZ]`` / ``***PATH-NUMBER[1]``, ``<PERSON>``. The
+patterns live in ``share_ner/data/placeholders.tsv`` (``name<TAB>regex``); a
+site adds its own in a file of the same format (``--placeholders FILE`` on
+``share-ner tag`` and ``share-ner train``). :mod:`share_ner.text` masks every
+match before tokenizing, so a placeholder is exactly one token with its true
+offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from share_ner.errors import InputError
+from share_ner.notes import read_text_file
+
+PLACEHOLDERS_PATH = Path(__file__).parent / "data" / "placeholders.tsv"
+COLUMNS = ("name", "regex")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def load_placeholder_patterns(path: str | Path | None = None) -> dict[str, str]:
+    """``{name: regex}`` from a placeholder TSV (default: the packaged file).
+
+    A missing header, a wrong field count, a duplicate or malformed name, a regex
+    that does not compile or one that matches the empty string raises
+    :class:`~share_ner.errors.InputError` naming the file and line.
+    """
+    path = Path(path) if path is not None else PLACEHOLDERS_PATH
+    lines = read_text_file(path, "placeholder pattern file").splitlines()
+    header_at = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
+    if header_at is None or lines[header_at].split("\t") != list(COLUMNS):
+        raise InputError(path, "expected the header 'name<TAB>regex'", (header_at or 0) + 1)
+    patterns: dict[str, str] = {}
+    for number in range(header_at + 2, len(lines) + 1):
+        line = lines[number - 1]
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise InputError(path, f"expected name<TAB>regex, got {len(fields)} tab-separated fields", number)
+        name, regex = fields
+        if not _NAME.match(name) or name in patterns:
+            raise InputError(path, f"placeholder name {name!r} is malformed or repeated", number)
+        try:
+            compiled = re.compile(regex)
+        except re.error as exc:
+            raise InputError(path, f"bad regex for {name!r}: {exc}", number) from None
+        if compiled.match(""):
+            raise InputError(path, f"the regex for {name!r} matches the empty string", number)
+        patterns[name] = regex
+    return patterns
+
+
+@lru_cache(maxsize=16)
+def _combined(files: tuple[str, ...]) -> re.Pattern[str]:
+    patterns = load_placeholder_patterns()
+    for f in files:
+        patterns.update(load_placeholder_patterns(f))
+    # One alternation, tried left to right at each position: the packaged styles first.
+    return re.compile("|".join(f"(?:{p})" for p in patterns.values()))
+
+
+_site_files: tuple[str, ...] = ()
+
+
+def use_site_placeholders(files: Sequence[str | Path]) -> None:
+    """Add a site's placeholder files to the packaged patterns for this process (validated now)."""
+    global _site_files
+    resolved = tuple(str(Path(f)) for f in files)
+    _combined(resolved)  # a bad file fails here, before any note is read
+    _site_files = resolved
+
+
+def site_placeholder_files() -> tuple[str, ...]:
+    """The site files in use (for run records)."""
+    return _site_files
+
+
+def placeholder_regex() -> re.Pattern[str]:
+    """The compiled alternation of every placeholder pattern in use (packaged + site)."""
+    return _combined(_site_files)

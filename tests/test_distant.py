@@ -1,0 +1,85 @@
+"""Distant supervision: lexicon labels, confident relabelling, and the one-line errors of train --distant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from share_ner.distant import DistantConfig, cui_matcher, lexicon_labels, relabel
+from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+
+ENTRIES = [
+    LexiconEntry("C0008031", "Chest pain", "HPO"),
+    LexiconEntry("C0013404", "Dyspnea", "HPO"),
+    LexiconEntry("C0000001", "Tic", "HPO"),
+]
+
+
+@pytest.fixture
+def lexicon() -> Lexicon:
+    return Lexicon.from_entries(ENTRIES, "fixture")
+
+
+def test_lexicon_labels_are_longest_matches_with_cuis(lexicon: Lexicon) -> None:
+    doc = Document("n", "Chest pains and dyspnea. No tic.")
+    labels = lexicon_labels({"n": doc}, cui_matcher(lexicon))["n"]
+    assert [(m.text(doc.text), m.cui) for m in labels] == [("Chest pains", "C0008031"), ("dyspnea", "C0013404")]
+    short = lexicon_labels({"n": doc}, cui_matcher(lexicon), min_chars=3)["n"]
+    assert ("tic", "C0000001") in [(m.text(doc.text), m.cui) for m in short]
+
+
+def test_relabel_keeps_confident_mentions_and_the_lexicon_labels_they_do_not_overlap() -> None:
+    lex = [Mention("n", ((0, 5),), "C1"), Mention("n", ((10, 15),), "C2")]
+    confident = [Mention("n", ((0, 9),)), Mention("n", ((20, 25),))]
+    merged = relabel(lex, confident, lambda m: "C9" if m.spans == ((20, 25),) else CUI_LESS)
+    assert [(m.spans, m.cui) for m in merged] == [(((0, 9),), CUI_LESS), (((10, 15),), "C2"), (((20, 25),), "C9")]
+
+
+def test_config_rejects_unknown_keys_and_bad_values() -> None:
+    with pytest.raises(ShareNerError):
+        DistantConfig.from_dict({"round": 1})
+    with pytest.raises(ShareNerError):
+        DistantConfig(min_confidence=1.5)
+    assert DistantConfig.from_dict({"rounds": 2}).rounds == 2
+
+
+@pytest.mark.parametrize("content, words", [(None, "no .txt notes"), ("The weather is fine.", "matches nothing")])
+def test_cli_empty_dir_or_no_match_is_one_line_exit_2(tmp_path: Path, capsys, content, words) -> None:
+    from share_ner.cli import main
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    if content:
+        (notes / "a.txt").write_text(content, encoding="utf-8")
+    lex = tmp_path / "lex.tsv"
+    from share_ner.lexicons.lexicon import write_lexicon
+
+    write_lexicon(lex, ENTRIES)
+    assert main(["train", "--distant", str(notes), "--lexicon", str(lex), "--model", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0] and str(notes) in err[0]
+
+
+def test_distant_training_learns_from_lexicon_labels(tmp_path: Path, lexicon: Lexicon) -> None:
+    pytest.importorskip("pycrfsuite")
+    from share_ner.distant import train_distant
+    from share_ner.pipeline import Pipeline
+
+    notes = {f"n{i}": Document(f"n{i}", f"Patient reports chest pain and dyspnea since day {i}.\nVitals stable.\n")
+             for i in range(8)}
+    from share_ner.config import TaggerConfig
+    from share_ner.distant import confident_mentions
+
+    messages: list[str] = []
+    model = train_distant(notes, lexicon, tmp_path / "model", TaggerConfig(algorithm="lbfgs"),
+                          config=DistantConfig(rounds=1, min_confidence=0.5), progress=messages.append)
+    doc = Document("t", "She reports dyspnea today.")
+    pipeline = Pipeline.load(model)
+    assert [m.text(doc.text) for m in pipeline.tag(doc)] == ["dyspnea"]
+    kept, ranges = confident_mentions(pipeline, doc, 0.5)
+    assert [m.text(doc.text) for m in kept] == ["dyspnea"] and ranges == [(0, len(doc.text))]
+    assert confident_mentions(pipeline, doc, 1.0)[0] == []
+    assert any("16 confident mentions" in m for m in messages)  # chest pain and dyspnea in each of 8 notes
