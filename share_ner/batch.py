@@ -454,6 +454,14 @@ class _ShardSink(_Sink):
                       "notes": 0, "mentions": 0, "tokens": 0, "characters": 0, "rejected": 0, "items": 0}
 
     def add(self, item: "_Item", result: NoteResult | None) -> None:
+        try:
+            self._add(item, result)
+        except OSError as exc:
+            if exc.filename is None and self.tmp is not None:  # a write to the open shard: name it
+                raise OSError(exc.errno, exc.strerror, str(self.tmp)) from None
+            raise
+
+    def _add(self, item: "_Item", result: NoteResult | None) -> None:
         index = item.key // self.size
         if self.current != index:
             if self.current is not None:  # cannot happen with contiguous items; keep what was written
@@ -504,7 +512,10 @@ class _ShardSink(_Sink):
 
     def abort(self) -> None:
         if self.file is not None:
-            self.file.close()
+            try:
+                self.file.close()
+            except OSError:  # what it still held cannot be written (a full disk): it is discarded anyway
+                pass
             self.file = None
         if self.tmp is not None:
             self.tmp.unlink(missing_ok=True)

@@ -588,6 +588,39 @@ def test_write_error_mid_run_is_one_line_then_the_rerun_resumes(notes_dir: Path,
     assert files(out) == files(clean) and output_summary(out) == output_summary(clean)
 
 
+FULL_DISK = """
+import resource, signal, sys
+from pathlib import Path
+from share_ner.batch import BatchOptions, run_batch
+from share_ner.errors import ShareNerError
+from test_batch import regex_factory
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (8_000, 8_000))  # a shard here is about 17 kB
+try:
+    run_batch([sys.argv[1]], regex_factory, BatchOptions(out=Path(sys.argv[2]), progress=False, shard_size=100))
+except ShareNerError as exc:
+    print(exc, file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def test_a_shard_that_outgrows_the_disk_is_one_line_and_the_rerun_resumes(tmp_path: Path) -> None:
+    rows = [(f"n{i:03d}", "DS", NOTE_1) for i in range(300)]
+    path = write(tmp_path / "discharge.csv", mimic4_csv(rows))
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent.parent), str(Path(__file__).parent)]))
+    proc = subprocess.run([sys.executable, "-c", FULL_DISK, str(path), str(out)], env=env, capture_output=True,
+                          text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "part-00000.jsonl.tmp" in proc.stderr and "cannot write (File too large)" in proc.stderr
+    assert json.loads((out / "summary.json").read_text())["this_run"]["interrupted"] is True
+    run_batch([path], regex_factory, opts(out, shard_size=100))
+    clean = tmp_path / "clean"
+    run_batch([path], regex_factory, opts(clean, shard_size=100))
+    assert files(out) == files(clean) and output_summary(out) == output_summary(clean)
+
+
 def test_an_output_directory_blocked_by_a_file_is_one_line(notes_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
