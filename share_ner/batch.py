@@ -43,6 +43,7 @@ from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
+from share_ner.formats.parquet import mention_rows, require_pyarrow, write_parquet
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import CsvRecord, is_csv_path, iter_csv_notes, read_header
 from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is_gold_file
@@ -50,7 +51,7 @@ from share_ner.notes import atomic_write_text, decode_note, doc_id_from_path, is
 Annotator = Callable[[Document], list[Mention]]
 AnnotatorFactory = Callable[[], Annotator]
 
-FORMATS = ("share", "brat", "jsonl")
+FORMATS = ("share", "brat", "jsonl", "parquet")  # parquet: CSV exports only, in shards
 DEFAULT_SHARD_SIZE = 1000
 REJECTS_NAME = "rejects.tsv"
 SUMMARY_NAME = "summary.json"
@@ -295,7 +296,8 @@ class _ShardSink(_Sink):
         self.directory = directory
         self.fmt = fmt
         self.size = size
-        self.suffix = ".jsonl" if fmt == "jsonl" else ".pipe.txt"
+        self.suffix = {"jsonl": ".jsonl", "parquet": ".parquet"}.get(fmt, ".pipe.txt")
+        self.rows: list[dict[str, Any]] = []  # parquet: the shard's mention rows, written when it closes
         self.manifest = directory / MANIFEST_NAME
         self.done: dict[int, dict[str, Any]] = {}
         self.current: int | None = None
@@ -331,6 +333,7 @@ class _ShardSink(_Sink):
         self.current = index
         self.tmp = self.directory / f".{self.shard_name(index)}{TMP_MARK}{os.getpid()}"
         self.file = open(self.tmp, "w", encoding="utf-8", newline="")
+        self.rows = []
         self.stats = {"index": index, "shard": self.shard_name(index), "first_row": item.row, "last_row": item.row,
                       "notes": 0, "mentions": 0, "tokens": 0, "rejected": 0, "items": 0}
 
@@ -351,6 +354,8 @@ class _ShardSink(_Sink):
             self.stats["tokens"] += result.tokens
             if self.fmt == "jsonl":
                 self.file.write(_jsonl_line(item.doc, result.mentions))
+            elif self.fmt == "parquet":
+                self.rows += mention_rows(item.doc.id, result.mentions, item.doc.text)
             else:
                 self.file.write(format_pipe(result.mentions))
         if self.stats["items"] == self.size:
@@ -358,6 +363,9 @@ class _ShardSink(_Sink):
 
     def _close(self, complete: bool) -> None:
         assert self.file is not None and self.tmp is not None
+        if self.fmt == "parquet":  # into the same (truncated) file, so the fsync below covers it
+            write_parquet(self.tmp, self.rows)
+            self.rows = []
         self.file.flush()
         os.fsync(self.file.fileno())
         self.file.close()
@@ -532,6 +540,13 @@ class _Runner:
                     raise ShareNerError(
                         f"{inp.path}: BRAT output needs one file per note; for a CSV export use --format jsonl or share"
                     )
+            elif opt.fmt == "parquet":
+                raise ShareNerError(f"{inp.path}: Parquet output is written in shards of a CSV export; for note files "
+                                    "use --format jsonl, share or brat")
+        if opt.fmt == "parquet":
+            if opt.out is None:
+                raise ShareNerError("Parquet output needs --out DIR")
+            require_pyarrow()
         if opt.out is None:
             sink = _StreamSink(self.stdout)
             for inp in self.inputs:

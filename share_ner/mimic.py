@@ -161,6 +161,19 @@ def _first_bad_char(text: str) -> int | None:
     return None
 
 
+def text_problem(text: str, column: str, encoding: str = "utf-8") -> str | None:
+    """Why a note's text field (decoded with ``surrogateescape``) cannot be tagged, or None: empty, undecodable
+    bytes, NUL bytes. The reason names the column and a character offset, never the text."""
+    if not text:
+        return f"{column} is empty"
+    bad = _first_bad_char(text)
+    if bad is not None:
+        return f"{column} is not valid {encoding} at character {bad}"
+    if "\x00" in text:
+        return f"{column} contains NUL bytes at character {text.index(chr(0))}"
+    return None
+
+
 def iter_csv_notes(
     path: str | Path,
     *,
@@ -219,11 +232,8 @@ def iter_csv_notes(
                 yield CsvRecord(row, line, "", None, f"line {line}: empty {layout.id_column}")
                 continue
             text = fields[i_text]
-            bad = _first_bad_char(text)
-            if bad is not None:
-                yield CsvRecord(row, line, note_id, None, f"{layout.text_column} is not valid {encoding} at character {bad}")
-                continue
-            if "\x00" in text:
-                yield CsvRecord(row, line, note_id, None, f"{layout.text_column} contains NUL bytes at character {text.index(chr(0))}")
+            problem = text_problem(text, layout.text_column, encoding)
+            if problem is not None:
+                yield CsvRecord(row, line, note_id, None, problem)
                 continue
             yield CsvRecord(row, line, note_id, Document(note_id, text), None, offset=raw.tell())

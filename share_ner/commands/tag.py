@@ -28,8 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="M", help="model directory (default: the built-in default model)")
     p.add_argument("--out", metavar="DIR",
                    help="output directory; without it, JSON Lines go to stdout")
-    p.add_argument("--format", choices=("share", "brat", "jsonl"), dest="fmt",
-                   help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports)")
+    p.add_argument("--format", choices=("share", "brat", "jsonl", "parquet"), dest="fmt",
+                   help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports; "
+                        "parquet: CSV exports, one mentions table per shard, needs pyarrow)")
     p.add_argument("--jobs", type=at_least(1), default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--category", action="append", default=[], metavar="C",
                    help="CSV exports: keep only notes of this CATEGORY / note_type (repeatable)")
