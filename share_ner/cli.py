@@ -24,6 +24,7 @@ COMMANDS = [
     "lexicon",
     "clusters",
     "ceiling",
+    "spark",
 ]
 
 
