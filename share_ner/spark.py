@@ -41,7 +41,6 @@ MODEL_ERROR = "share-ner model error: "
 KINDS = ("mention", "reject", "note", "worker")
 
 _MODELS: dict[str, Any] = {}  # per Python worker: model key -> loaded annotator
-_WORKER_START = {"cpu": time.process_time()}
 
 
 def require_spark() -> Any:

@@ -80,18 +80,20 @@ def guess_format(path: str) -> str:
 
 
 def start_session(master: str | None, app: str = "share-ner") -> Any:
-    """A SparkSession: ``master`` or the one spark-submit set, else ``local[*]``. A local session's workers run
-    this Python (otherwise they would start whatever ``python3`` is first on PATH)."""
+    """A SparkSession: ``master``, else spark-submit's, else ``local[*]``. A local session's workers run this Python
+    (otherwise they would start whatever ``python3`` is first on PATH)."""
     require_spark()
     check_java()
-    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-    conf = SparkConf()
-    master = master or conf.get("spark.master", None) or "local[*]"
-    if master.startswith("local"):
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = (SparkSession.builder.master(master).appName(app)
+    builder = SparkSession.builder
+    # under spark-submit (which starts the JVM and says where) the master is its --master
+    if master or not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        master = master or "local[*]"
+        builder = builder.master(master)
+        if master.startswith("local"):
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (builder.appName(app)
                .config("spark.ui.showConsoleProgress", "false")
                # notes of a few kB to a few hundred kB: Arrow batches of 256 rows keep a worker's input small
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256"))
@@ -239,12 +241,13 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
     fs.write(json.dumps(settings, indent=1) + "\n", RUN_NAME)
     parts = opt.partitions or 3 * spark.sparkContext.defaultParallelism
     model: Any = factory if factory is not None else opt.model
-    skipped = 0
+    kept: list[str] = []
     workers: dict[str, dict[str, float]] = {}
+    totals = RunSummary(out=opt.out, rejects_file=str(fs.path("rejects")))
     for k, chunk in enumerate(chunks):
         name = f"chunk={k:05d}"
         if all(fs.exists(t, name, "_SUCCESS") for t in TABLES):
-            skipped += 1
+            kept.append(name)
             continue
         notes = reader.load(chunk).where(keep)
         if fmt == "text":
@@ -258,11 +261,25 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
             tagged = every.where(F.col("kind") == "note").select("note_id", "mentions", "tokens", "characters")
             for table, frame in zip(TABLES, (mentions, rejects, tagged)):
                 frame.write.mode("overwrite").parquet(str(fs.path(table, name)))
-            for row in every.where(F.col("kind") == "worker").collect():
-                w = workers.setdefault(row["note_id"], {"rss_kb": 0, "cpu_seconds": 0.0, "load_seconds": 0.0})
-                w["rss_kb"] = max(w["rss_kb"], row["rss_kb"])
-                w["cpu_seconds"] += row["cpu_seconds"]
-                w["load_seconds"] += row["load_seconds"]
+            # this chunk's counts and its workers' figures in one small job over the persisted rows
+            kind = F.col("kind")
+            pid = F.when(kind == "worker", F.col("note_id")).alias("pid")
+            for row in every.where(kind != "mention").groupBy("kind", pid).agg(
+                    F.count("*").alias("n"), F.sum("mentions").alias("m"), F.sum("tokens").alias("t"),
+                    F.sum("characters").alias("c"), F.max("rss_kb").alias("rss"), F.sum("cpu_seconds").alias("cpu"),
+                    F.sum("load_seconds").alias("load")).collect():
+                if row["kind"] == "note":
+                    totals.notes += row["n"]
+                    totals.mentions += row["m"] or 0
+                    totals.tokens += row["t"] or 0
+                    totals.characters += row["c"] or 0
+                elif row["kind"] == "reject":
+                    totals.rejected += row["n"]
+                else:
+                    w = workers.setdefault(row["pid"], {"rss_kb": 0, "cpu_seconds": 0.0, "load_seconds": 0.0})
+                    w["rss_kb"] = max(w["rss_kb"], row["rss"])
+                    w["cpu_seconds"] += row["cpu"]
+                    w["load_seconds"] += row["load"]
         except Exception as exc:  # noqa: BLE001 - a worker that could not load the model: one line
             line = model_error_line(exc)
             if line is not None:
@@ -272,10 +289,15 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
             every.unpersist()
         if log is not None:
             print(f"share-ner: chunk {k + 1}/{len(chunks)} written", file=log)
-    summary = _summary(spark, fs, opt, startup, started)
-    summary.skipped_done = skipped
+    # as share-ner tag counts: this run's notes, and those of the chunks kept from an earlier run apart
+    summary = totals
+    if kept:
+        summary.skipped_done = spark.read.parquet(*[str(fs.path("notes", name)) for name in kept]).count()
+    summary.jobs = spark.sparkContext.defaultParallelism
+    summary.startup_seconds = startup
+    summary.seconds = time.perf_counter() - started
     data = summary.to_dict()
-    data.update(chunks=len(chunks), chunks_skipped=skipped, input_format=fmt,
+    data.update(chunks=len(chunks), chunks_kept=len(kept), input_format=fmt,
                 master=spark.sparkContext.master, workers=workers)
     fs.write(json.dumps(data, indent=1) + "\n", SUMMARY_NAME)
     return summary
@@ -286,19 +308,3 @@ def _mention_columns() -> list[str]:
     from share_ner.formats.parquet import BASE_COLUMNS
 
     return [*BASE_COLUMNS, *ATTRIBUTE_NAMES]
-
-
-def _summary(spark: Any, fs: _Fs, opt: SparkOptions, startup: float, started: float) -> RunSummary:
-    """The counts over every chunk written so far (this run's and earlier ones')."""
-    from pyspark.sql import functions as F
-
-    s = RunSummary(out=opt.out, rejects_file=str(fs.path("rejects")))
-    row = spark.read.parquet(str(fs.path("notes"))).agg(
-        F.count("*").alias("n"), F.sum("mentions").alias("m"), F.sum("tokens").alias("t"),
-        F.sum("characters").alias("c")).collect()[0]
-    s.notes, s.mentions, s.tokens, s.characters = row["n"], row["m"] or 0, row["t"] or 0, row["c"] or 0
-    s.rejected = spark.read.parquet(str(fs.path("rejects"))).count()
-    s.jobs = spark.sparkContext.defaultParallelism
-    s.startup_seconds = startup
-    s.seconds = time.perf_counter() - started
-    return s

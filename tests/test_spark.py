@@ -151,7 +151,8 @@ def test_rerun_keeps_committed_chunks_and_redoes_a_killed_one(spark, model_dir: 
         part.unlink()
     run_spark(opt, spark)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["chunks"] == 2 and summary["chunks_skipped"] == 1 and summary["notes"] == 20
+    assert summary["chunks"] == 2 and summary["chunks_kept"] == 1
+    assert summary["notes"] == 10 and summary["skipped_done"] == 10  # counted as share-ner tag counts a resumed run
     assert sorted(p.stat().st_mtime_ns for p in (out / "mentions" / "chunk=00000").iterdir()) == kept
     assert read_parquet(out / "mentions") == first
     with pytest.raises(ShareNerError, match="holds a run with other settings"):
@@ -206,3 +207,21 @@ def test_cli_errors_without_pyspark_or_java(tmp_path: Path, capsys, monkeypatch)
     monkeypatch.setitem(sys.modules, "pyspark", None)
     assert main(argv) == 2
     assert capsys.readouterr().err == "share-ner: error: share-ner spark needs PySpark: pip install 'share-ner[spark]'\n"
+
+
+def test_annotate_api_gives_mentions_and_rejects(spark, model_dir: Path) -> None:
+    from share_ner.pipeline import Pipeline
+    from share_ner.spark import annotate
+
+    docs = list(read_notes(TAGGER_FIXTURES / "text").values())[:3]
+    df = spark.createDataFrame([(d.id, d.text) for d in docs] + [("empty", "")], "note_id string, text string")
+    mentions, rejects = annotate(df, model=str(model_dir), rejects=True, attributes=False)
+    assert mentions.columns == ["note_id", "mention", "spans", "text", "cui"]
+    assert [tuple(r) for r in rejects.collect()] == [("empty", "text is empty")]
+    pipeline = Pipeline.load(model_dir)
+    got = {}
+    for r in mentions.orderBy("note_id", "mention").collect():
+        got.setdefault(r["note_id"], []).append((tuple((s["start"], s["end"]) for s in r["spans"]), r["cui"]))
+    assert got == {d.id: [(m.spans, m.cui) for m in ms] for d in docs if (ms := pipeline.annotate(d))}
+    with pytest.raises(ShareNerError, match=r"the input: no column 'body'; columns: note_id, text"):
+        annotate(df, text_col="body", model=str(model_dir))
