@@ -185,8 +185,8 @@ def iter_csv_notes(
 
     Rows flagged ``ISERROR == "1"`` are skipped unless ``include_errors``;
     ``categories`` keeps rows whose category matches one of them (case and
-    surrounding spaces ignored). Skipped rows yield nothing; malformed rows
-    and undecodable notes yield a record with a ``reason``.
+    surrounding spaces ignored). Skipped rows yield nothing; malformed rows,
+    empty and undecodable notes yield a record with a ``reason``.
     """
     path = Path(path)
     wanted = {c.strip().casefold() for c in categories} if categories else None
