@@ -25,18 +25,31 @@ from share_ner.spark_job import SparkOptions, check_java, run_spark  # noqa: E40
 TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark():
+    """One local[2] session for all the Spark tests (they are all in this module). Stopped with its JVM when they
+    end: a JVM and its py4j threads left in the pytest process would be inherited by later tests that fork."""
     try:
         check_java()
     except ShareNerError:
         pytest.skip("no Java runtime for Spark")
+    from pyspark import SparkContext
+
     from share_ner.spark_job import start_session
 
     session = start_session("local[2]", app="share-ner-tests")
     session.sparkContext.setLogLevel("ERROR")
     yield session
+    gateway = SparkContext._gateway
     session.stop()
+    if gateway is not None:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=60)
+        SparkContext._gateway = None
+        SparkContext._jvm = None
 
 
 @pytest.fixture(scope="module")
