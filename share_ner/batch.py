@@ -46,8 +46,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
 
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
-from share_ner.formats import FORMATS, SUFFIXES, write_annotations
+from share_ner.formats import OUTPUT_FORMATS, SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
+from share_ner.formats.parquet import mention_rows, require_pyarrow, write_parquet
 from share_ner.formats.share import format_pipe
 from share_ner.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
 from share_ner.notes import atomic_write_text, doc_id_from_path, read_note, walk_note_files
@@ -407,7 +408,8 @@ class _ShardSink(_Sink):
         self.directory = directory
         self.fmt = fmt
         self.size = size
-        self.suffix = ".jsonl" if fmt == "jsonl" else ".pipe.txt"
+        self.suffix = {"jsonl": ".jsonl", "parquet": ".parquet"}.get(fmt, ".pipe.txt")
+        self.rows: list[dict[str, Any]] = []  # parquet: the shard's mention rows, written when it closes
         self.manifest = directory / MANIFEST_NAME
         self.done: dict[int, dict[str, Any]] = {}
         self.current: int | None = None
@@ -450,6 +452,7 @@ class _ShardSink(_Sink):
         self.current = index
         self.tmp = self.directory / f".{self.shard_name(index)}{TMP_MARK}{os.getpid()}"
         self.file = open(self.tmp, "w", encoding="utf-8", newline="")
+        self.rows = []
         self.stats = {"index": index, "shard": self.shard_name(index), "first_row": item.row, "last_row": item.row,
                       "notes": 0, "mentions": 0, "tokens": 0, "characters": 0, "rejected": 0, "items": 0}
 
@@ -479,6 +482,8 @@ class _ShardSink(_Sink):
             self.stats["characters"] += len(item.doc.text)
             if self.fmt == "jsonl":
                 self.file.write(_jsonl_line(item.doc, result.mentions))
+            elif self.fmt == "parquet":
+                self.rows += mention_rows(item.doc.id, result.mentions, item.doc.text)
             else:
                 self.file.write(format_pipe(result.mentions))
         if self.stats["items"] == self.size:
@@ -486,6 +491,9 @@ class _ShardSink(_Sink):
 
     def _close(self, complete: bool) -> None:
         assert self.file is not None and self.tmp is not None
+        if self.fmt == "parquet":  # into the same (truncated) file, so the fsync below covers it
+            write_parquet(self.tmp, self.rows)
+            self.rows = []
         self.file.flush()
         os.fsync(self.file.fileno())
         self.file.close()
@@ -634,8 +642,8 @@ class _Runner:
             raise ShareNerError(f"--shard-size must be at least 1, got {opt.shard_size}")
         if opt.limit is not None and opt.limit < 0:
             raise ShareNerError(f"--limit must be 0 or more, got {opt.limit}")
-        if opt.fmt is not None and opt.fmt not in FORMATS:
-            raise ShareNerError(f"unknown format {opt.fmt!r}; expected one of {', '.join(FORMATS)}")
+        if opt.fmt is not None and opt.fmt not in OUTPUT_FORMATS:
+            raise ShareNerError(f"unknown format {opt.fmt!r}; expected one of {', '.join(OUTPUT_FORMATS)}")
         if opt.fmt == "brat" and opt.out is None:
             raise ShareNerError("--format brat writes one .ann file per note: give --out DIR (without --out, notes "
                                 "go to stdout as JSON Lines)")
@@ -652,7 +660,14 @@ class _Runner:
                     raise ShareNerError(
                         f"{inp.path}: {name} output needs one file per note; for a CSV export use --format jsonl or share"
                     )
+            elif opt.fmt == "parquet":
+                raise ShareNerError(f"{inp.path}: Parquet output is written in shards of a CSV export; for note files "
+                                    "use --format jsonl, share or brat")
         self._check_note_names()
+        if opt.fmt == "parquet":
+            if opt.out is None:
+                raise ShareNerError("Parquet output needs --out DIR")
+            require_pyarrow()
         if opt.out is None:
             sink = _StreamSink(self.stdout)
             for inp in self.inputs:

@@ -26,6 +26,7 @@ COMMANDS = [
     "clusters",
     "ceiling",
     "report",
+    "spark",
 ]
 
 

@@ -267,6 +267,19 @@ def _first_bad_char(text: str) -> int | None:
     return None
 
 
+def text_problem(text: str, column: str, encoding: str = "utf-8") -> str | None:
+    """Why a note's text field (decoded with ``surrogateescape``) cannot be tagged, or None: empty, undecodable
+    bytes, NUL bytes. The reason names the column and a character offset, never the text."""
+    if not text:
+        return f"{column} is empty"
+    bad = _first_bad_char(text)
+    if bad is not None:
+        return f"{column} is not valid {encoding} at character {bad}"
+    if "\x00" in text:
+        return f"{column} contains NUL bytes at character {text.index(chr(0))}"
+    return None
+
+
 def iter_csv_notes(
     path: str | Path,
     *,
@@ -282,8 +295,8 @@ def iter_csv_notes(
     ``categories`` keeps rows whose category matches one of them (case and
     surrounding spaces ignored). Skipped rows yield nothing and are counted in
     ``counts`` (``"iserror"``, ``"category"``); blank lines are not rows.
-    Malformed rows, undecodable notes, note ids that would break an output
-    line and second copies of a note id yield a record with a ``reason``.
+    Malformed rows, empty and undecodable notes, note ids that would break an
+    output line and second copies of a note id yield a record with a ``reason``.
     """
     path = Path(path)
     check_encoding(encoding, path)
@@ -370,13 +383,8 @@ def iter_csv_notes(
                 continue
             seen[note_id] = row
             note = fields[i_text]
-            bad = _first_bad_char(note)
-            if bad is not None:
-                yield CsvRecord(row, line, note_id, None,
-                                f"{layout.text_column} is not valid {encoding} at character {bad}", byte=byte)
-                continue
-            if "\x00" in note:
-                yield CsvRecord(row, line, note_id, None,
-                                f"{layout.text_column} contains NUL bytes at character {note.index(chr(0))}", byte=byte)
+            problem = text_problem(note, layout.text_column, encoding)
+            if problem is not None:
+                yield CsvRecord(row, line, note_id, None, problem, byte=byte)
                 continue
             yield CsvRecord(row, line, note_id, Document(note_id, note), None, offset=raw.tell(), byte=byte)

@@ -13,7 +13,7 @@ from pathlib import Path
 from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, in_child, load_annotator, run_batch
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
-from share_ner.formats import FORMATS
+from share_ner.formats import OUTPUT_FORMATS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="M", help="model directory (default: the built-in default model)")
     p.add_argument("--out", metavar="DIR",
                    help="output directory; without it, JSON Lines go to stdout")
-    p.add_argument("--format", choices=FORMATS, dest="fmt",
-                   help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports)")
+    p.add_argument("--format", choices=OUTPUT_FORMATS, dest="fmt",
+                   help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports; "
+                        "parquet: CSV exports, one mentions table per shard, needs pyarrow)")
     p.add_argument("--jobs", type=at_least(1), default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--category", action="append", default=[], metavar="C",
                    help="CSV exports: keep only notes of this CATEGORY / note_type (repeatable)")

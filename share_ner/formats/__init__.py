@@ -24,6 +24,9 @@ from share_ner.formats import bioc, brat, jsonl, share, share2014
 from share_ner.notes import doc_id_from_path, is_gold_file, read_text_file
 
 FORMATS = ("share", "brat", "jsonl", "share2014", "bioc")
+# Written by share-ner tag only, as one table per shard of a CSV export (share_ner.formats.parquet, needs pyarrow).
+TABLE_FORMATS = ("parquet",)
+OUTPUT_FORMATS = FORMATS + TABLE_FORMATS
 SUFFIXES = {"share": ".pipe.txt", "brat": brat.SUFFIX, "jsonl": jsonl.SUFFIX, "share2014": ".pipe.txt",
             "bioc": bioc.SUFFIX}
 
@@ -201,6 +204,8 @@ def write_annotations(
 
 __all__ = [
     "FORMATS",
+    "OUTPUT_FORMATS",
+    "TABLE_FORMATS",
     "SUFFIXES",
     "annotation_files",
     "check_offsets",

@@ -1,0 +1,251 @@
+"""share-ner on Apache Spark: annotate a DataFrame of notes, one output row per mention.
+
+    >>> from share_ner.spark import annotate                        # doctest: +SKIP
+    >>> notes = spark.read.parquet("s3://lake/notes")               # doctest: +SKIP
+    >>> mentions, rejects = annotate(notes, model="/dbfs/models/m", rejects=True)  # doctest: +SKIP
+
+The work per partition is :func:`share_ner.batch.annotate_notes`, the function ``share-ner tag`` maps over its
+batches, so both give the same mentions. It runs in ``mapInPandas``; each Python worker loads the model once (a
+module-level cache keyed by the model) and keeps it for every later task, never once per row. The model is read
+from a path every executor can read, or shipped with the job (``ship_model=True``: ``SparkContext.addFile``).
+
+Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
+``cui`` and the attribute columns). A note that cannot be tagged (empty, undecodable, or the annotator raised)
+becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on.
+
+PySpark, pyarrow and pandas come with the ``spark`` extra and are imported only here.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import resource
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from share_ner.batch import annotate_notes, load_annotator, settle_heap
+from share_ner.document import ATTRIBUTE_NAMES, Document
+from share_ner.errors import ShareNerError
+from share_ner.formats.parquet import BASE_COLUMNS, mention_rows
+from share_ner.mimic import text_problem
+from share_ner.notes import doc_id_from_path
+
+# Notes handed to the annotator at once, as share-ner tag's default batches (its --batch-notes / --batch-chars).
+BATCH_NOTES = 16
+BATCH_CHARS = 1_000_000
+# A worker that cannot load the model raises with this prefix; the driver turns it into one line.
+MODEL_ERROR = "share-ner model error: "
+KINDS = ("mention", "reject", "note", "worker")
+
+_MODELS: dict[str, Any] = {}  # per Python worker: model key -> loaded annotator
+
+
+def require_spark() -> Any:
+    """The ``pyspark`` module, or a one-line error saying how to install it."""
+    try:
+        import pyspark
+    except ImportError:
+        raise ShareNerError("share-ner spark needs PySpark: pip install 'share-ner[spark]'") from None
+    return pyspark
+
+
+# ---------------------------------------------------------------- schemas
+
+
+def mention_schema(attributes: bool = True) -> Any:
+    """The Spark schema of the mentions DataFrame (the Parquet table's columns)."""
+    from pyspark.sql import types as T
+
+    span = T.StructType([T.StructField("start", T.IntegerType()), T.StructField("end", T.IntegerType())])
+    fields = [T.StructField("note_id", T.StringType()), T.StructField("mention", T.IntegerType()),
+              T.StructField("spans", T.ArrayType(span)), T.StructField("text", T.StringType()),
+              T.StructField("cui", T.StringType())]
+    if attributes:
+        fields += [T.StructField(name, T.StringType()) for name in ATTRIBUTE_NAMES]
+    return T.StructType(fields)
+
+
+def _all_schema(attributes: bool) -> Any:
+    from pyspark.sql import types as T
+
+    extra = [T.StructField("reason", T.StringType()), T.StructField("tokens", T.LongType()),
+             T.StructField("characters", T.LongType()), T.StructField("mentions", T.IntegerType()),
+             T.StructField("rss_kb", T.LongType()), T.StructField("cpu_seconds", T.DoubleType()),
+             T.StructField("load_seconds", T.DoubleType())]
+    return T.StructType([T.StructField("kind", T.StringType()), *mention_schema(attributes).fields, *extra])
+
+
+# ---------------------------------------------------------------- in the Python workers
+
+
+def _annotator(key: str, loader: Callable[[], Any]) -> tuple[Any, float]:
+    """The worker's annotator for ``key`` (loaded on first use) and the seconds this call spent loading it."""
+    if key in _MODELS:
+        return _MODELS[key], 0.0
+    start = time.perf_counter()
+    try:
+        annotator = loader()
+    except Exception as exc:  # noqa: BLE001 - one line for the driver, whatever the cause
+        what = str(exc) if isinstance(exc, ShareNerError) else f"{type(exc).__name__}: {exc}"
+        raise RuntimeError(f"{MODEL_ERROR}{what}") from None
+    settle_heap()
+    _MODELS.clear()  # one model per worker at a time
+    _MODELS[key] = annotator
+    return annotator, time.perf_counter() - start
+
+
+def _load_shipped(name: str) -> Any:
+    from pyspark import SparkFiles
+
+    return load_annotator(SparkFiles.get(name))
+
+
+def _note(note_id: Any, value: Any, column: str, latin1: bool) -> Document | str:
+    """The note of one input row, or why it is rejected (the checks ``share-ner tag`` makes on a CSV field)."""
+    if value is None:
+        return f"{column} is empty"
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value).decode("utf-8", "surrogateescape")
+    elif latin1:  # read as ISO-8859-1 (one character per byte): recover the bytes, decode them as the CSV reader does
+        text = str(value).encode("latin-1").decode("utf-8", "surrogateescape")
+    else:
+        text = str(value)
+    problem = text_problem(text, column)
+    return problem if problem is not None else Document(str(note_id), text)
+
+
+def _partition(batches: Iterator[Any], *, text_col: str, id_col: str, key: str, loader: Callable[[], Any],
+               attributes: bool, latin1: bool, id_from_path: bool, columns: list[str]) -> Iterator[Any]:
+    """mapInPandas body: notes in, mention / reject / note rows out, and one worker row at the end."""
+    import pandas as pd
+
+    annotator, load_seconds = _annotator(key, loader)
+    cpu0 = time.process_time()
+
+    def frame(rows: list[dict[str, Any]]) -> Any:
+        # object columns with None, not NaN, where a row has no value (a NaN in ``spans`` is no list)
+        return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
+
+    for batch in batches:
+        out: list[dict[str, Any]] = []
+        docs: list[Document] = []
+        chars = 0
+
+        def flush() -> None:
+            for doc, result in zip(docs, annotate_notes(annotator, docs)):
+                if result.error is not None:
+                    out.append({"kind": "reject", "note_id": doc.id, "reason": result.error})
+                    continue
+                out.append({"kind": "note", "note_id": doc.id, "tokens": result.tokens,
+                            "characters": len(doc.text), "mentions": len(result.mentions)})
+                out.extend(dict(r, kind="mention") for r in mention_rows(doc.id, result.mentions, doc.text, attributes))
+            docs.clear()
+
+        for raw_id, value in zip(batch[id_col].tolist(), batch[text_col].tolist()):
+            if raw_id is None or (isinstance(raw_id, float) and raw_id != raw_id) or str(raw_id).strip() == "":
+                out.append({"kind": "reject", "note_id": "", "reason": f"empty {id_col}"})
+                continue
+            note_id = doc_id_from_path(str(raw_id)) if id_from_path else str(raw_id).strip()
+            got = _note(note_id, value, text_col, latin1)
+            if isinstance(got, str):
+                out.append({"kind": "reject", "note_id": note_id, "reason": got})
+                continue
+            docs.append(got)
+            chars += len(got.text)
+            if len(docs) >= BATCH_NOTES or chars >= BATCH_CHARS:
+                flush()
+                chars = 0
+        flush()
+        if out:
+            yield frame(out)
+    yield frame([{"kind": "worker", "note_id": str(os.getpid()),
+                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "cpu_seconds": time.process_time() - cpu0, "load_seconds": load_seconds}])
+
+
+# ---------------------------------------------------------------- on the driver
+
+
+def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callable[[], Any]]:
+    """A key naming the model and a picklable function that loads it in a worker."""
+    if callable(model):  # an annotator factory, as share_ner.batch takes
+        from pyspark import cloudpickle
+
+        return "factory:" + hashlib.sha256(cloudpickle.dumps(model)).hexdigest(), model
+    if model is None:
+        from share_ner.default_model import default_model_dir
+
+        model = default_model_dir()
+    path = str(model)
+    local = "://" not in path or path.startswith("file:")
+    if local and not Path(path.removeprefix("file:")).is_dir():
+        raise ShareNerError(f"{path}: no such model directory")
+    if ship_model:
+        if not local:
+            raise ShareNerError(f"{path}: a shipped model must be a local directory")
+        directory = Path(path.removeprefix("file:")).resolve()
+        spark.sparkContext.addFile(str(directory), recursive=True)
+        return f"shipped:{directory.name}", functools.partial(_load_shipped, directory.name)
+    return f"path:{path}", functools.partial(load_annotator, path.removeprefix("file:") if local else path)
+
+
+def check_columns(df: Any, *names: str, source: str = "the input") -> None:
+    """A one-line error naming the first of ``names`` missing from ``df`` and the columns it has."""
+    for name in names:
+        if name not in df.columns:
+            raise ShareNerError(f"{source}: no column {name!r}; columns: {', '.join(df.columns) or '(none)'}")
+
+
+def annotate_all(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
+                 attributes: bool = True, ship_model: bool = False, _latin1: bool = False,
+                 _id_from_path: bool = False) -> Any:
+    """Every output row, mentions and rejects and per-note counts together, with a ``kind`` column: ``mention``
+    (the mention columns), ``reject`` (``note_id``, ``reason``), ``note`` (``note_id``, ``mentions``, ``tokens``,
+    ``characters``) and one ``worker`` row per task (its peak memory and CPU seconds). Lazy, like any DataFrame:
+    persist it before taking several results from it, or each one annotates again."""
+    from pyspark.sql import SparkSession
+
+    require_spark()
+    check_columns(df, id_col, text_col)
+    spark = SparkSession.getActiveSession() or df.sparkSession
+    key, loader = _model_loader(spark, model, ship_model)
+    schema = _all_schema(attributes)
+    body = functools.partial(_partition, text_col=text_col, id_col=id_col, key=key, loader=loader,
+                             attributes=attributes, latin1=_latin1, id_from_path=_id_from_path,
+                             columns=schema.fieldNames())
+    return df.select(id_col, text_col).mapInPandas(body, schema)
+
+
+def annotate(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
+             attributes: bool = True, rejects: bool = False, ship_model: bool = False) -> Any:
+    """One row per mention of the notes of ``df`` (columns ``note_id``, ``mention``, ``spans``, ``text``, ``cui``
+    and, with ``attributes``, the ShARe/CLEF 2014 attribute columns, null when not computed).
+
+    ``model``: a model directory every executor can read (default: the built-in model), or a picklable annotator
+    factory as :func:`share_ner.batch.run_batch` takes; ``ship_model``: copy a local model directory to the
+    executors with the job. With ``rejects=True`` returns ``(mentions, rejects)``, both from one persisted
+    annotation (``rejects``: ``note_id``, ``reason``).
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    every = annotate_all(df, text_col, id_col, model, attributes=attributes, ship_model=ship_model)
+    names = list(BASE_COLUMNS) + (list(ATTRIBUTE_NAMES) if attributes else [])
+    if not rejects:
+        return every.where(F.col("kind") == "mention").select(*names)
+    every = every.persist(StorageLevel.MEMORY_AND_DISK)
+    return (every.where(F.col("kind") == "mention").select(*names),
+            every.where(F.col("kind") == "reject").select("note_id", "reason"))
+
+
+def model_error_line(exc: BaseException) -> str | None:
+    """The one-line model error a worker raised, found in a Spark job failure, or None."""
+    text = str(exc)
+    at = text.find(MODEL_ERROR)
+    if at < 0:
+        return None
+    line = text[at + len(MODEL_ERROR):].split("\n", 1)[0].strip()
+    return f"cannot load the model on an executor: {line}"

@@ -1,0 +1,243 @@
+"""``share-ner spark`` in local mode (local[2], one session for the whole module): the same mentions and counts
+as ``share-ner tag``, rejects, resume, one-line errors; with the real pipeline on a tiny trained model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
+
+from share_ner.cli import main
+from share_ner.errors import ShareNerError
+from share_ner.formats import read_annotations
+from share_ner.notes import read_notes
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from share_ner.formats.parquet import read_parquet  # noqa: E402
+from share_ner.spark_job import SparkOptions, check_java, run_spark  # noqa: E402
+
+TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """One local[2] session for all the Spark tests (they are all in this module). Stopped with its JVM when they
+    end: a JVM and its py4j threads left in the pytest process would be inherited by later tests that fork."""
+    try:
+        check_java()
+    except ShareNerError:
+        pytest.skip("no Java runtime for Spark")
+    from pyspark import SparkContext
+
+    from share_ner.spark_job import start_session
+
+    session = start_session("local[2]", app="share-ner-tests")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    gateway = SparkContext._gateway
+    session.stop()
+    if gateway is not None:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=60)
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model trained on the six tagger fixture notes (no lexicon: quick)."""
+    from share_ner.formats.share import read_pipe_dir
+    from share_ner.tagger import train_model
+
+    docs = read_notes(TAGGER_FIXTURES / "text")
+    gold = read_pipe_dir(TAGGER_FIXTURES / "gold")
+    return train_model(docs, gold, tmp_path_factory.mktemp("model") / "m", fit_normalizer=False)
+
+
+def note_texts() -> list[str]:
+    # the tagger fixture notes (with mentions), with CRLF and quote-laden MIMIC notes among them
+    return [d.text for d in read_notes(TAGGER_FIXTURES / "text").values()] + [NOTE_1, NOTE_2, NOTE_3]
+
+
+class RaisingFactory:
+    """The real model, except that a note containing KABOOM makes it raise (pickled by value to the workers)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.model_dir = str(model_dir)
+
+    def __call__(self):
+        from share_ner.batch import load_annotator
+
+        inner = load_annotator(self.model_dir)
+
+        def annotate(doc):
+            if "KABOOM" in doc.text:
+                raise ValueError("boom")
+            return inner(doc)
+
+        return annotate
+
+
+def tag_jsonl(csv_path: Path, model_dir: Path, out: Path) -> tuple[dict, dict]:
+    assert main(["tag", str(csv_path), "--model", str(model_dir), "--out", str(out), "--quiet"]) == 0
+    stem = csv_path.name.split(".")[0]
+    return read_annotations(out / stem), json.loads((out / "summary.json").read_text())
+
+
+COUNTS = ("notes", "mentions", "rejected", "tokens", "characters")
+
+
+def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: Path) -> None:
+    texts = note_texts()
+    rows = [(str(5000 + i), "Discharge summary", "1" if i == 7 else "", texts[i % len(texts)]) for i in range(200)]
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv(rows))
+    expected, tag_summary = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
+    summary = run_spark(SparkOptions(str(csv_path), str(tmp_path / "spark"), model=str(model_dir)), spark)
+    got = read_parquet(tmp_path / "spark" / "mentions")
+    assert got == {k: v for k, v in expected.items() if v}
+    assert sum(map(len, got.values())) > 200 and len(expected) == 199  # ISERROR row left out by both
+    written = json.loads((tmp_path / "spark" / "summary.json").read_text())
+    for key in COUNTS:
+        assert written[key] == tag_summary[key], key
+    assert summary.notes == 199 and written["chunks"] == 1
+    # the mention text column is the spans' words, as in the JSON Lines
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(str(tmp_path / "spark" / "mentions"), partitioning="hive").to_table().to_pylist()
+    docs = {r[0]: r[3] for r in rows}
+    assert all(r["text"] == " ".join(docs[r["note_id"]][s["start"]:s["end"]] for s in r["spans"]) for r in table)
+    assert all(r["negation"] in ("no", "yes") for r in table)  # the pipeline fills attributes by default
+
+
+def test_bad_rows_and_a_raising_note_are_rejected_and_the_rest_written(spark, model_dir: Path, tmp_path: Path) -> None:
+    texts = note_texts()
+    rows = [(str(i), "Radiology", "", texts[i % len(texts)]) for i in range(1, 13)]
+    rows += [("20", "Radiology", "", ""), ("21", "Radiology", "", "fever and BADBYTE pain"),
+             ("22", "Radiology", "", texts[0] + " KABOOM")]
+    csv_path = tmp_path / "NOTEEVENTS.csv"
+    csv_path.write_bytes(mimic3_csv(rows).encode("utf-8").replace(b"BADBYTE", b"caf\xe9"))
+    out = tmp_path / "spark"
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
+    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=RaisingFactory(model_dir))
+    import pyarrow.dataset as ds
+
+    rejects = {r["note_id"]: r["reason"] for r in ds.dataset(str(out / "rejects"), partitioning="hive").to_table()
+               .to_pylist()}
+    assert rejects.pop("22").startswith("annotation failed: ValueError in test_spark.py:")
+    assert rejects == {"20": "TEXT is empty", "21": "TEXT is not valid utf-8 at character 13"}
+    expected, tag_summary = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
+    assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v and k != "22"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["notes"] == 12 and summary["rejected"] == 3
+    assert tag_summary["rejected"] == 2  # share-ner tag rejects the same empty and undecodable rows
+    assert "fever" not in json.dumps(rejects)
+
+
+def test_rerun_keeps_committed_chunks_and_redoes_a_killed_one(spark, model_dir: Path, tmp_path: Path) -> None:
+    texts = note_texts()
+    exports = tmp_path / "note"
+    exports.mkdir()
+    write(exports / "discharge.csv", mimic4_csv([(f"1-DS-{i}", "DS", texts[i % len(texts)]) for i in range(10)]))
+    write(exports / "radiology.csv.gz", mimic4_csv([(f"1-RR-{i}", "RR", texts[i % len(texts)]) for i in range(10)]),
+          gz=True)
+    out = tmp_path / "spark"
+    opt = SparkOptions(str(exports), str(out), model=str(model_dir))
+    run_spark(opt, spark)
+    first = read_parquet(out / "mentions")
+    whole = json.loads((out / "summary.json").read_text())
+    assert {k.split("-")[1] for k in first} == {"DS", "RR"}
+    kept = sorted(p.stat().st_mtime_ns for p in (out / "mentions" / "chunk=00000").iterdir())
+    # a job killed while committing chunk 1: its _SUCCESS is missing and part of its files are gone
+    killed = out / "mentions" / "chunk=00001"
+    (killed / "_SUCCESS").unlink()
+    for part in sorted(killed.glob("part-*"))[:2]:
+        part.unlink()
+    run_spark(opt, spark)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["chunks"] == 2 and summary["chunks_kept"] == 1
+    # counted as share-ner tag counts a resumed run: the whole output as before, this run's part apart
+    assert {k: summary[k] for k in COUNTS} == {k: whole[k] for k in COUNTS} and summary["notes"] == 20
+    assert (summary["this_run"]["tagged"], summary["this_run"]["skipped_done"]) == (10, 10)
+    assert sorted(p.stat().st_mtime_ns for p in (out / "mentions" / "chunk=00000").iterdir()) == kept
+    assert read_parquet(out / "mentions") == first
+    with pytest.raises(ShareNerError, match="holds a run with other settings"):
+        run_spark(SparkOptions(str(exports), str(out), model=str(model_dir), include_errors=True), spark)
+
+
+def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = read_notes(TAGGER_FIXTURES / "text")
+    pq.write_table(pa.table({"id": list(docs), "body": [d.text for d in docs.values()]}), tmp_path / "notes.parquet")
+    from share_ner.pipeline import Pipeline
+
+    pipeline = Pipeline.load(model_dir)
+    expected = {k: m for k, m in ((d.id, pipeline.annotate(d)) for d in docs.values()) if m}
+    run_spark(SparkOptions(str(tmp_path / "notes.parquet"), str(tmp_path / "p"), model=str(model_dir),
+                           id_col="id", text_col="body"), spark)
+    assert read_parquet(tmp_path / "p" / "mentions") == expected
+    notes = tmp_path / "dir"
+    shutil.copytree(TAGGER_FIXTURES / "text", notes / "ward")
+    shutil.copy(TAGGER_FIXTURES / "gold" / sorted(p.name for p in (TAGGER_FIXTURES / "gold").iterdir())[0],
+                notes / "ward")
+    run_spark(SparkOptions(str(notes), str(tmp_path / "t"), model=str(model_dir)), spark)
+    assert read_parquet(tmp_path / "t" / "mentions") == expected
+    assert json.loads((tmp_path / "t" / "summary.json").read_text())["notes"] == len(docs)  # the gold file is no note
+    with pytest.raises(ShareNerError) as err:
+        run_spark(SparkOptions(str(tmp_path / "notes.parquet"), str(tmp_path / "q"), model=str(model_dir)), spark)
+    assert str(err.value) == f"{tmp_path / 'notes.parquet'}: no column 'note_id'; columns: id, body"
+
+
+def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) -> None:
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
+    empty = tmp_path / "model"
+    empty.mkdir()
+    with pytest.raises(ShareNerError) as err:
+        run_spark(SparkOptions(str(csv_path), str(tmp_path / "o"), model=str(empty)), spark)
+    assert str(err.value).startswith("cannot load the model on an executor: ") and str(empty) in str(err.value)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ShareNerError, match="nowhere: no such model directory"):
+        run_spark(SparkOptions(str(csv_path), str(tmp_path / "o2"), model=str(tmp_path / "nowhere")), spark)
+
+
+def test_cli_errors_without_pyspark_or_java(tmp_path: Path, capsys, monkeypatch) -> None:
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
+    argv = ["spark", str(csv_path), "--out", str(tmp_path / "o"), "--master", "local[1]"]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == ("share-ner: error: Spark needs a Java 17+ runtime: none found on PATH or in "
+                                       "JAVA_HOME\n")
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    assert main(argv) == 2
+    assert capsys.readouterr().err == "share-ner: error: share-ner spark needs PySpark: pip install 'share-ner[spark]'\n"
+
+
+def test_annotate_api_gives_mentions_and_rejects(spark, model_dir: Path) -> None:
+    from share_ner.pipeline import Pipeline
+    from share_ner.spark import annotate
+
+    docs = list(read_notes(TAGGER_FIXTURES / "text").values())[:3]
+    df = spark.createDataFrame([(d.id, d.text) for d in docs] + [("empty", "")], "note_id string, text string")
+    mentions, rejects = annotate(df, model=str(model_dir), rejects=True, attributes=False)
+    assert mentions.columns == ["note_id", "mention", "spans", "text", "cui"]
+    assert [tuple(r) for r in rejects.collect()] == [("empty", "text is empty")]
+    pipeline = Pipeline.load(model_dir)
+    got = {}
+    for r in mentions.orderBy("note_id", "mention").collect():
+        got.setdefault(r["note_id"], []).append((tuple((s["start"], s["end"]) for s in r["spans"]), r["cui"]))
+    assert got == {d.id: [(m.spans, m.cui) for m in ms] for d in docs if (ms := pipeline.annotate(d))}
+    with pytest.raises(ShareNerError, match=r"the input: no column 'body'; columns: note_id, text"):
+        annotate(df, text_col="body", model=str(model_dir))
