@@ -49,6 +49,7 @@ from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import FORMATS, SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.share import format_pipe
+from share_ner.formats.share2014 import format_share2014
 from share_ner.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
 from share_ner.notes import atomic_write_text, doc_id_from_path, read_note, walk_note_files
 from share_ner.text import SIMPLE_TOKEN
@@ -384,7 +385,7 @@ class _NoteFileSink(_Sink):
     def mentions_in(self, path: Path) -> int:
         """How many mentions the output file of an earlier run holds."""
         text = path.read_text(encoding="utf-8")
-        if self.fmt == "share":
+        if self.fmt in ("share", "share2014"):  # one mention a line
             return sum(1 for line in text.split("\n") if line.strip())
         if self.fmt == "brat":
             return sum(1 for line in text.split("\n") if line.startswith("T"))
@@ -471,6 +472,8 @@ class _ShardSink(_Sink):
             self.stats["characters"] += len(item.doc.text)
             if self.fmt == "jsonl":
                 self.file.write(_jsonl_line(item.doc, result.mentions))
+            elif self.fmt == "share2014":
+                self.file.write(format_share2014(result.mentions))
             else:
                 self.file.write(format_pipe(result.mentions))
         if self.stats["items"] == self.size:
