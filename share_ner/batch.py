@@ -93,10 +93,12 @@ class PipelineAnnotator:
 
 
 def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None = None,
-                   attributes: bool = True, context_rules: str | None = None) -> Annotator:
+                   attributes: bool = True, context_rules: str | None = None,
+                   anatomy: str | None = None) -> Annotator:
     """Load a trained model and return it as a :class:`PipelineAnnotator` (the usual annotator factory);
     ``abbreviations``: a site's own list for its normalizer, instead of the model's own; ``attributes``: fill
-    the ShARe/CLEF 2014 attributes (with a site's ``context_rules`` file on top of the packaged rules).
+    the ShARe/CLEF 2014 attributes (with a site's ``context_rules`` file on top of the packaged rules, and its
+    ``anatomy`` lexicon for body locations instead of the packaged body sites).
 
     The model is tried on a one-line note, so that lazily built parts
     (tokenizer, abbreviation detector) count as start-up, not as the first note.
@@ -109,10 +111,10 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
             raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
                                 "normalization")
         pipeline.normalizer.use_site_abbreviations(abbreviations)
-    if not attributes or context_rules is not None:
+    if not attributes or context_rules is not None or anatomy is not None:
         from share_ner.attributes import ContextMatcher
 
-        pipeline.use_attributes(ContextMatcher.load(context_rules) if attributes else None)
+        pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
     annotate = PipelineAnnotator(pipeline)
     annotate(_WARM_UP)
     return annotate

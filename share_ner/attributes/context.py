@@ -13,7 +13,8 @@ The algorithm is ConText's (Harkema et al., J Biomed Inform 2009), on character 
   ("abdomen: no tenderness" as abdomen ... tenderness) applies to the fragment after it;
 * of several triggers of one attribute, the nearest to the mention wins;
 * when no trigger sets an attribute, the section the mention is in may (``FAMILY HISTORY:`` sets the subject,
-  ``PAST MEDICAL HISTORY:`` DocTime before); sections are the headers :mod:`share_ner.text` finds.
+  ``PAST MEDICAL HISTORY:`` DocTime before); sections are the headers :mod:`share_ner.text` finds;
+* the body location is the anatomy name :class:`share_ner.attributes.anatomy.AnatomyMatcher` finds for it.
 
 Each value that is not the default keeps its cue's spans, as ShARe/CLEF 2014 Task 2 does.
 """
@@ -24,6 +25,7 @@ import re
 from bisect import bisect_right
 from typing import Any, Iterable, Sequence
 
+from share_ner.attributes.anatomy import AnatomyMatcher
 from share_ner.attributes.rules import GAP, PSEUDO, TERMINATE, Rule, load_rules, normalize_phrase
 from share_ner.document import ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Document, Mention, Span
 from share_ner.text import find_headers
@@ -85,8 +87,13 @@ def _trie_pattern(phrases: Iterable[str]) -> str:
 class ContextMatcher:
     """Compiled ConText rules; :meth:`assign` gives mentions their attributes."""
 
-    def __init__(self, rules: Sequence[Rule] | None = None) -> None:
+    def __init__(self, rules: Sequence[Rule] | None = None, anatomy: AnatomyMatcher | None | str = "packaged"
+                 ) -> None:
+        """``anatomy``: the body sites to look for (default: the packaged list); None leaves body location NULL."""
         self.rules = list(load_rules() if rules is None else rules)
+        self.anatomy = AnatomyMatcher.load() if anatomy == "packaged" else anatomy
+        if isinstance(self.anatomy, str):
+            raise TypeError("anatomy: an AnatomyMatcher, None or 'packaged'")
         by_phrase: dict[str, list[Rule]] = {}
         self.sections: dict[str, list[Rule]] = {}
         # Terminators of punctuation only ("," ";"): looked for between trigger and mention when needed, rather
@@ -112,12 +119,14 @@ class ContextMatcher:
         self.regex_ci = re.compile(pattern, re.IGNORECASE)  # for a note whose lower case changes its length
 
     @classmethod
-    def load(cls, site_file: str | None = None) -> "ContextMatcher":
-        """The packaged rules, with a site's ``--context-rules`` file on top when given."""
-        return cls(load_rules(site_file))
+    def load(cls, site_file: str | None = None, anatomy_file: str | None = None) -> "ContextMatcher":
+        """The packaged rules, with a site's ``--context-rules`` file on top when given; the packaged body sites,
+        or a site's ``--anatomy`` lexicon instead."""
+        anatomy = AnatomyMatcher.load(anatomy_file) if anatomy_file else "packaged"
+        return cls(load_rules(site_file), anatomy)
 
-    def __reduce__(self) -> tuple[Any, tuple[list[Rule]]]:
-        return (ContextMatcher, (self.rules,))
+    def __reduce__(self) -> tuple[Any, tuple[list[Rule], AnatomyMatcher | None]]:
+        return (ContextMatcher, (self.rules, self.anatomy))
 
     # ------------------------------------------------------------------ per note
     def assign(self, doc: Document, mentions: Sequence[Mention]) -> list[Mention]:
@@ -156,8 +165,9 @@ class ContextMatcher:
         else:
             headers = []
         section_at = [s for s, _, _ in headers]
+        sites = self.anatomy.locate(text, mentions, lower) if self.anatomy is not None else None
         out = []
-        for mention in mentions:
+        for k, mention in enumerate(mentions):
             found = self._triggers(text, mention, starts, hits) if hits else {}
             if headers:
                 h = bisect_right(section_at, mention.start) - 1
@@ -166,11 +176,15 @@ class ContextMatcher:
                     for rule in self._section_rules(name):
                         if rule.attribute not in found:
                             found[rule.attribute] = (0, rule.value, ((hs, he),))
-            if not found:
+            site = sites[k] if sites is not None else None
+            if not found and site is None:
                 out.append(_DEFAULT)
                 continue
-            out.append(_attributes({a: v for a, (_, v, _) in found.items()},
-                                   {a: spans for a, (_, _, spans) in found.items()}))
+            cues = {a: spans for a, (_, _, spans) in found.items()}
+            if site is not None:
+                cues["body_location"] = (site[1],)
+            out.append(_attributes({a: v for a, (_, v, _) in found.items()}, cues,
+                                   BODY_LOCATION_NULL if site is None else site[0]))
         return out
 
     def _section_rules(self, name: str) -> list[Rule]:
@@ -264,12 +278,13 @@ class ContextMatcher:
         return None
 
 
-def _attributes(values: dict[str, str], cues: dict[str, tuple[Span, ...]]) -> Attributes:
+def _attributes(values: dict[str, str], cues: dict[str, tuple[Span, ...]],
+                body_location: str = BODY_LOCATION_NULL) -> Attributes:
     """An :class:`Attributes` from values the rules loader already checked, without checking them again."""
     out = object.__new__(Attributes)
     for name in ATTRIBUTE_VALUES:
         object.__setattr__(out, name, values.get(name, ATTRIBUTE_VALUES[name][0]))
-    object.__setattr__(out, "body_location", BODY_LOCATION_NULL)
+    object.__setattr__(out, "body_location", body_location)
     object.__setattr__(out, "cues", cues)
     return out
 
