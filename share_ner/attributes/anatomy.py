@@ -11,7 +11,8 @@ A mention's location is, per the 2014 template (the site the disorder is at, the
 * an anatomy name inside the mention's own span ("lung mass", "left ventricular hypertrophy"), unless the name
   is the whole mention (then it names no site of something else);
 * else the nearest anatomy name in the same sentence outside every mention, at most :data:`WINDOW` words away,
-  with no punctuation that ends a clause (``, ; : . ! ?``) or a line break between ("mass in the left lung").
+  with no punctuation that ends a clause (``, ; : . ! ?``), line break or conjunction (``and``, ``or``, ``but``:
+  the site belongs to the other conjunct) between ("mass in the left lung").
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ PACKAGED_ANATOMY = "anatomy.tsv"
 # The most words between a mention and a site outside it: a preposition phrase ("in the left lung") and no more,
 # a ConText-style window that keeps a site of the next clause from being taken.
 WINDOW = 3
-_STOP = re.compile(r"[,;:.!?\n\r]")
+_STOP = re.compile(r"[,;:.!?\n\r]|\b(?:and|or|but)\b", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
 
 __all__ = ["AnatomyMatcher", "PACKAGED_ANATOMY", "WINDOW"]
