@@ -54,9 +54,8 @@ class AnatomyMatcher:
             if key:
                 cuis.setdefault(key, entry.cui)  # of two concepts sharing a name, the first listed keeps it
         self.cuis = cuis
-        pattern = _trie(cuis)
-        self.regex = re.compile(pattern)  # over the lower-cased note
-        self.regex_ci = re.compile(pattern, re.IGNORECASE)  # a note whose lower case changes its length
+        # compiled when first used: ContextMatcher matches the names with its own triggers, in one pass
+        self._regex: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "AnatomyMatcher":
@@ -73,25 +72,39 @@ class AnatomyMatcher:
 
     def sites(self, text: str, lower: str | None = None) -> list[tuple[int, int, str]]:
         """Every anatomy name in ``text``: (start, end, CUI), in text order."""
+        if self._regex is None:
+            pattern = _trie(self.cuis)
+            # over the lower-cased note; case-insensitively over a note whose lower case changes its length
+            self._regex = (re.compile(pattern), re.compile(pattern, re.IGNORECASE))
         lower = text.lower() if lower is None else lower
-        regex, over = (self.regex, lower) if len(lower) == len(text) else (self.regex_ci, text)
-        cuis = self.cuis
+        regex, over = (self._regex[0], lower) if len(lower) == len(text) else (self._regex[1], text)
         out = []
         for m in regex.finditer(over):
-            name = m.group().lower()
-            cui = cuis.get(name) or cuis.get(" ".join(name.split()))
+            cui = self.cui_of(m.group())
             if cui is not None:
                 out.append((m.start(), m.end(), cui))
         return out
 
-    def locate(self, text: str, mentions: Sequence[Mention], lower: str | None = None
-               ) -> list[tuple[str, Span] | None]:
-        """For each of ``mentions``: (CUI, span) of its body location, or None."""
-        found = self.sites(text, lower) if mentions else []
+    def cui_of(self, name: str) -> str | None:
+        """The CUI of an anatomy name as matched in a note (any case and spacing), or None."""
+        cuis = self.cuis
+        cui = cuis.get(name)
+        if cui is None:
+            name = name.lower()
+            cui = cuis.get(name) or cuis.get(" ".join(name.split()))
+        return cui
+
+    def locate(self, text: str, mentions: Sequence[Mention], lower: str | None = None,
+               found: list[tuple[int, int, str]] | None = None) -> list[tuple[str, Span] | None]:
+        """For each of ``mentions``: (CUI, span) of its body location, or None. ``found``: the anatomy names of
+        the note (:meth:`sites`) when already matched."""
+        if found is None:
+            found = self.sites(text, lower) if mentions else []
         if not found:
             return [None] * len(mentions)
         starts = [s for s, _, _ in found]
-        fragments = sorted(f for m in mentions for f in m.spans)
+        # other mentions' fragments (a lone mention's own are skipped by position)
+        fragments = sorted(f for m in mentions for f in m.spans) if len(mentions) > 1 else []
         frag_starts = [s for s, _ in fragments]
         return [self._site(text, m, found, starts, fragments, frag_starts) for m in mentions]
 
@@ -117,7 +130,7 @@ class AnatomyMatcher:
             a, b = (e, first) if e <= first else (last, s)
             if a > b or _STOP.search(text, a, b) or len(_WORD.findall(text, a, b)) > self.window:
                 continue
-            if _in_mention(s, e, fragments, frag_starts):
+            if fragments and _in_mention(s, e, fragments, frag_starts):
                 continue  # another mention's own site ("mass and lung nodule")
             if best is None or b - a < best[0]:
                 best = (b - a, cui, (s, e))

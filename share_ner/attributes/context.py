@@ -44,6 +44,7 @@ _BOUNDARY = re.compile(
 )
 _WORD = re.compile(r"\w+")
 _DEFAULT = Attributes()
+_DEFAULTS = tuple((name, allowed[0]) for name, allowed in ATTRIBUTE_VALUES.items())
 _FORWARD = frozenset(("forward", "bidirectional"))
 _BACKWARD = frozenset(("backward", "bidirectional"))
 
@@ -110,8 +111,10 @@ class ContextMatcher:
                 by_phrase.setdefault(tail, [])  # matched, so that _tail finds it; it sets nothing itself
             else:
                 by_phrase.setdefault(rule.phrase, []).append(rule)
-        # Section names are matched too, by the same regex: a note naming none needs no header search.
-        phrases = set(by_phrase) | set(self.sections)
+        # Section names are matched too, by the same regex: a note naming none needs no header search; and the
+        # anatomy names, so that a note is scanned once. Where a site name and a trigger overlap, the longer wins.
+        self.site_names = frozenset(self.anatomy.cuis) if self.anatomy is not None else frozenset()
+        phrases = set(by_phrase) | set(self.sections) | self.site_names
         self.by_phrase = by_phrase
         self._by_section: dict[str, list[Rule]] = {}  # header name -> its section rules, filled as met
         pattern = _trie_pattern(phrases)
@@ -145,17 +148,20 @@ class ContextMatcher:
         hits: dict[int, list[tuple[int, int, str]]] = {}
         starts: list[int] = []
         named_section = False
+        found_sites: list[tuple[int, int, str]] = []
         if matches:
-            lookup, sections = self.by_phrase, self.sections
+            lookup, sections, site_names = self.by_phrase, self.sections, self.site_names
             kept = []
             for s, e, phrase in matches:
                 phrase = phrase.lower()
-                if phrase not in lookup and phrase not in sections:
+                if phrase not in lookup and phrase not in sections and phrase not in site_names:
                     phrase = " ".join(phrase.split())
                 if phrase in sections:
                     named_section = True
                 if phrase in lookup:  # a trigger, pseudo-trigger, terminator or an around rule's second part
                     kept.append((s, e, phrase))
+                if phrase in site_names:
+                    found_sites.append((s, e, self.anatomy.cuis[phrase]))
             # Headers matter only in a note naming a section some rule is about (the header search costs more).
             headers = find_headers(text) if named_section and ":" in text else []
             if kept:
@@ -165,7 +171,7 @@ class ContextMatcher:
         else:
             headers = []
         section_at = [s for s, _, _ in headers]
-        sites = self.anatomy.locate(text, mentions, lower) if self.anatomy is not None else None
+        sites = self.anatomy.locate(text, mentions, found=found_sites) if found_sites else None
         out = []
         for k, mention in enumerate(mentions):
             found = self._triggers(text, mention, starts, hits) if hits else {}
@@ -282,9 +288,11 @@ def _attributes(values: dict[str, str], cues: dict[str, tuple[Span, ...]],
                 body_location: str = BODY_LOCATION_NULL) -> Attributes:
     """An :class:`Attributes` from values the rules loader already checked, without checking them again."""
     out = object.__new__(Attributes)
-    for name in ATTRIBUTE_VALUES:
-        object.__setattr__(out, name, values.get(name, ATTRIBUTE_VALUES[name][0]))
-    object.__setattr__(out, "body_location", body_location)
+    put = object.__setattr__
+    get = values.get
+    for name, default in _DEFAULTS:
+        put(out, name, get(name, default))
+    put(out, "body_location", body_location)
     object.__setattr__(out, "cues", cues)
     return out
 
