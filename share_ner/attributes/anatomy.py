@@ -3,8 +3,9 @@
 An anatomy lexicon (the lexicon TSV format of :mod:`share_ner.lexicons.lexicon`) names the sites: the packaged
 ``share_ner/data/anatomy.tsv``, a short general list of common body sites written for this package (never taken
 from an evaluation corpus; CUI-less where no CUI is certain), or a site's own, e.g. built from UMLS with
-``share-ner lexicon build --umls META --anatomy``. Every name is compiled into one regular expression (a character
-trie, as the ConText triggers are) run once over the note.
+``share-ner lexicon build --umls META --anatomy``. :class:`share_ner.attributes.ContextMatcher` compiles every
+name into the regular expression of its triggers (a character trie), so that a note is scanned once for both;
+:meth:`AnatomyMatcher.sites` alone compiles a regex of the names only.
 
 A mention's location is, per the 2014 template (the site the disorder is at, the cue being the site's own span):
 
