@@ -155,3 +155,17 @@ def test_bad_anatomy_input_is_one_line_naming_the_file(tmp_path: Path, capsys) -
     assert "cannot go with --no-attributes" in capsys.readouterr().err
     assert main(["lexicon", "build", "--hpo", "--anatomy", "--out", str(tmp_path / "x.tsv")]) == 2
     assert "--anatomy builds from UMLS" in capsys.readouterr().err
+
+
+def test_tag_annotator_takes_the_site_anatomy(small_model: Path, tmp_path: Path) -> None:
+    from share_ner.batch import load_annotator
+
+    lex = tmp_path / "anatomy.tsv"
+    build_umls_lexicon(META, lex, UmlsFilter.anatomy())
+    annotate = load_annotator(small_model, anatomy=str(lex))
+    context = annotate.pipeline.context
+    assert sorted(context.anatomy.cuis) == ["abdomen", "abdominal structure", "left ventricle",
+                                            "left ventricular structure", "lung", "lung structure"]
+    text = "Mass in the left ventricle. Liver lesion."
+    got = context.assign(Document("n", text), [mention(text, "Mass"), mention(text, "Liver lesion")])
+    assert [m.attributes.body_location for m in got] == ["C0225897", "NULL"]
