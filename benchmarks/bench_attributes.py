@@ -6,7 +6,7 @@ the 2014 attributes: negated <-> negation=yes, historical <-> doctime=before, "n
 
 - share-ner's ConText rules (:class:`share_ner.attributes.ContextMatcher`, what ``share-ner attributes`` runs):
   negation accuracy, negated / historical / hypothetical / experiencer P, R, F1, and spans per CPU second of the
-  attribute step alone (sentence limits, sections, triggers; notes already read);
+  attribute step alone (sentence limits, sections, triggers, body location; notes already read);
 - medspaCy 1.3.1's ConText with its default rules, in the same run: ``spacy.blank("en")`` with the pipes
   ``medspacy_pyrush`` and ``medspacy_context``, the span set as ``doc.ents``; its CPU time is that of PyRuSH and
   ConText (tokenizing the note is left out). medspaCy pins spaCy below 3.8, so it runs in a Python of its own

@@ -36,6 +36,11 @@ from share_ner.lexicons.lexicon import LexiconEntry, write_lexicon
 # The Disorders group as ShARe/CLEF 2013 defines it (Finding, T033, excluded by default).
 DISORDER_TUIS = ("T019", "T020", "T037", "T046", "T047", "T048", "T049", "T050", "T184", "T190", "T191")
 FINDING_TUI = "T033"
+# The Anatomy semantic group (ANAT) of the UMLS semantic groups, all of it: the types ShARe/CLEF 2014 took body
+# locations from (Anatomical Structure, Embryonic Structure, Fully Formed Anatomical Structure, Body System, Body
+# Part/Organ/Organ Component, Tissue, Cell, Cell Component, Body Location or Region, Body Space or Junction, Body
+# Substance).
+ANATOMY_TUIS = ("T017", "T018", "T021", "T022", "T023", "T024", "T025", "T026", "T029", "T030", "T031")
 DEFAULT_SOURCES = ("SNOMEDCT_US",)
 
 # The semantic tag that ends a SNOMED CT fully specified name: "(disorder)", "(morphologic abnormality)",
@@ -72,6 +77,11 @@ class UmlsFilter:
     def disorders(cls, sources: Iterable[str] = DEFAULT_SOURCES, include_findings: bool = False) -> "UmlsFilter":
         tuis = DISORDER_TUIS + ((FINDING_TUI,) if include_findings else ())
         return cls(tuple(sources), tuis)
+
+    @classmethod
+    def anatomy(cls, sources: Iterable[str] = DEFAULT_SOURCES) -> "UmlsFilter":
+        """Body sites, for the body-location attribute (:data:`ANATOMY_TUIS`)."""
+        return cls(tuple(sources), ANATOMY_TUIS)
 
 
 @dataclass

@@ -50,6 +50,7 @@ from share_ner.formats import OUTPUT_FORMATS, SUFFIXES, write_annotations
 from share_ner.formats.jsonl import format_record
 from share_ner.formats.parquet import mention_rows, require_pyarrow, write_parquet
 from share_ner.formats.share import format_pipe
+from share_ner.formats.share2014 import format_share2014
 from share_ner.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
 from share_ner.notes import atomic_write_text, doc_id_from_path, read_note, walk_note_files
 from share_ner.text import SIMPLE_TOKEN
@@ -93,10 +94,12 @@ class PipelineAnnotator:
 
 
 def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None = None,
-                   attributes: bool = True, context_rules: str | None = None) -> Annotator:
+                   attributes: bool = True, context_rules: str | None = None,
+                   anatomy: str | None = None) -> Annotator:
     """Load a trained model and return it as a :class:`PipelineAnnotator` (the usual annotator factory);
     ``abbreviations``: a site's own list for its normalizer, instead of the model's own; ``attributes``: fill
-    the ShARe/CLEF 2014 attributes (with a site's ``context_rules`` file on top of the packaged rules).
+    the ShARe/CLEF 2014 attributes (with a site's ``context_rules`` file on top of the packaged rules, and its
+    ``anatomy`` lexicon for body locations instead of the packaged body sites).
 
     The model is tried on a one-line note, so that lazily built parts
     (tokenizer, abbreviation detector) count as start-up, not as the first note.
@@ -109,10 +112,10 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
             raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
                                 "normalization")
         pipeline.normalizer.use_site_abbreviations(abbreviations)
-    if not attributes or context_rules is not None:
+    if not attributes or context_rules is not None or anatomy is not None:
         from share_ner.attributes import ContextMatcher
 
-        pipeline.use_attributes(ContextMatcher.load(context_rules) if attributes else None)
+        pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
     annotate = PipelineAnnotator(pipeline)
     annotate(_WARM_UP)
     return annotate
@@ -385,7 +388,7 @@ class _NoteFileSink(_Sink):
     def mentions_in(self, path: Path) -> int:
         """How many mentions the output file of an earlier run holds."""
         text = path.read_text(encoding="utf-8")
-        if self.fmt == "share":
+        if self.fmt in ("share", "share2014"):  # one mention a line
             return sum(1 for line in text.split("\n") if line.strip())
         if self.fmt == "brat":
             return sum(1 for line in text.split("\n") if line.startswith("T"))
@@ -484,6 +487,8 @@ class _ShardSink(_Sink):
                 self.file.write(_jsonl_line(item.doc, result.mentions))
             elif self.fmt == "parquet":
                 self.rows += mention_rows(item.doc.id, result.mentions, item.doc.text)
+            elif self.fmt == "share2014":
+                self.file.write(format_share2014(result.mentions))
             else:
                 self.file.write(format_pipe(result.mentions))
         if self.stats["items"] == self.size:

@@ -13,7 +13,8 @@ The algorithm is ConText's (Harkema et al., J Biomed Inform 2009), on character 
   ("abdomen: no tenderness" as abdomen ... tenderness) applies to the fragment after it;
 * of several triggers of one attribute, the nearest to the mention wins;
 * when no trigger sets an attribute, the section the mention is in may (``FAMILY HISTORY:`` sets the subject,
-  ``PAST MEDICAL HISTORY:`` DocTime before); sections are the headers :mod:`share_ner.text` finds.
+  ``PAST MEDICAL HISTORY:`` DocTime before); sections are the headers :mod:`share_ner.text` finds;
+* the body location is the anatomy name :class:`share_ner.attributes.anatomy.AnatomyMatcher` finds for it.
 
 Each value that is not the default keeps its cue's spans, as ShARe/CLEF 2014 Task 2 does.
 """
@@ -24,6 +25,7 @@ import re
 from bisect import bisect_right
 from typing import Any, Iterable, Sequence
 
+from share_ner.attributes.anatomy import AnatomyMatcher
 from share_ner.attributes.rules import GAP, PSEUDO, TERMINATE, Rule, load_rules, normalize_phrase
 from share_ner.document import ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Document, Mention, Span
 from share_ner.text import find_headers
@@ -42,6 +44,7 @@ _BOUNDARY = re.compile(
 )
 _WORD = re.compile(r"\w+")
 _DEFAULT = Attributes()
+_DEFAULTS = tuple((name, allowed[0]) for name, allowed in ATTRIBUTE_VALUES.items())
 _FORWARD = frozenset(("forward", "bidirectional"))
 _BACKWARD = frozenset(("backward", "bidirectional"))
 
@@ -85,8 +88,13 @@ def _trie_pattern(phrases: Iterable[str]) -> str:
 class ContextMatcher:
     """Compiled ConText rules; :meth:`assign` gives mentions their attributes."""
 
-    def __init__(self, rules: Sequence[Rule] | None = None) -> None:
+    def __init__(self, rules: Sequence[Rule] | None = None, anatomy: AnatomyMatcher | None | str = "packaged"
+                 ) -> None:
+        """``anatomy``: the body sites to look for (default: the packaged list); None leaves body location NULL."""
         self.rules = list(load_rules() if rules is None else rules)
+        self.anatomy = AnatomyMatcher.load() if anatomy == "packaged" else anatomy
+        if isinstance(self.anatomy, str):
+            raise TypeError("anatomy: an AnatomyMatcher, None or 'packaged'")
         by_phrase: dict[str, list[Rule]] = {}
         self.sections: dict[str, list[Rule]] = {}
         # Terminators of punctuation only ("," ";"): looked for between trigger and mention when needed, rather
@@ -103,8 +111,10 @@ class ContextMatcher:
                 by_phrase.setdefault(tail, [])  # matched, so that _tail finds it; it sets nothing itself
             else:
                 by_phrase.setdefault(rule.phrase, []).append(rule)
-        # Section names are matched too, by the same regex: a note naming none needs no header search.
-        phrases = set(by_phrase) | set(self.sections)
+        # Section names are matched too, by the same regex: a note naming none needs no header search; and the
+        # anatomy names, so that a note is scanned once. Where a site name and a trigger overlap, the longer wins.
+        self.site_names = frozenset(self.anatomy.cuis) if self.anatomy is not None else frozenset()
+        phrases = set(by_phrase) | set(self.sections) | self.site_names
         self.by_phrase = by_phrase
         self._by_section: dict[str, list[Rule]] = {}  # header name -> its section rules, filled as met
         pattern = _trie_pattern(phrases)
@@ -112,12 +122,14 @@ class ContextMatcher:
         self.regex_ci = re.compile(pattern, re.IGNORECASE)  # for a note whose lower case changes its length
 
     @classmethod
-    def load(cls, site_file: str | None = None) -> "ContextMatcher":
-        """The packaged rules, with a site's ``--context-rules`` file on top when given."""
-        return cls(load_rules(site_file))
+    def load(cls, site_file: str | None = None, anatomy_file: str | None = None) -> "ContextMatcher":
+        """The packaged rules, with a site's ``--context-rules`` file on top when given; the packaged body sites,
+        or a site's ``--anatomy`` lexicon instead."""
+        anatomy = AnatomyMatcher.load(anatomy_file) if anatomy_file else "packaged"
+        return cls(load_rules(site_file), anatomy)
 
-    def __reduce__(self) -> tuple[Any, tuple[list[Rule]]]:
-        return (ContextMatcher, (self.rules,))
+    def __reduce__(self) -> tuple[Any, tuple[list[Rule], AnatomyMatcher | None]]:
+        return (ContextMatcher, (self.rules, self.anatomy))
 
     # ------------------------------------------------------------------ per note
     def assign(self, doc: Document, mentions: Sequence[Mention]) -> list[Mention]:
@@ -136,17 +148,20 @@ class ContextMatcher:
         hits: dict[int, list[tuple[int, int, str]]] = {}
         starts: list[int] = []
         named_section = False
+        found_sites: list[tuple[int, int, str]] = []
         if matches:
-            lookup, sections = self.by_phrase, self.sections
+            lookup, sections, site_names = self.by_phrase, self.sections, self.site_names
             kept = []
             for s, e, phrase in matches:
                 phrase = phrase.lower()
-                if phrase not in lookup and phrase not in sections:
+                if phrase not in lookup and phrase not in sections and phrase not in site_names:
                     phrase = " ".join(phrase.split())
                 if phrase in sections:
                     named_section = True
                 if phrase in lookup:  # a trigger, pseudo-trigger, terminator or an around rule's second part
                     kept.append((s, e, phrase))
+                if phrase in site_names:
+                    found_sites.append((s, e, self.anatomy.cuis[phrase]))
             # Headers matter only in a note naming a section some rule is about (the header search costs more).
             headers = find_headers(text) if named_section and ":" in text else []
             if kept:
@@ -156,8 +171,9 @@ class ContextMatcher:
         else:
             headers = []
         section_at = [s for s, _, _ in headers]
+        sites = self.anatomy.locate(text, mentions, found=found_sites) if found_sites else None
         out = []
-        for mention in mentions:
+        for k, mention in enumerate(mentions):
             found = self._triggers(text, mention, starts, hits) if hits else {}
             if headers:
                 h = bisect_right(section_at, mention.start) - 1
@@ -166,11 +182,15 @@ class ContextMatcher:
                     for rule in self._section_rules(name):
                         if rule.attribute not in found:
                             found[rule.attribute] = (0, rule.value, ((hs, he),))
-            if not found:
+            site = sites[k] if sites is not None else None
+            if not found and site is None:
                 out.append(_DEFAULT)
                 continue
-            out.append(_attributes({a: v for a, (_, v, _) in found.items()},
-                                   {a: spans for a, (_, _, spans) in found.items()}))
+            cues = {a: spans for a, (_, _, spans) in found.items()}
+            if site is not None:
+                cues["body_location"] = (site[1],)
+            out.append(_attributes({a: v for a, (_, v, _) in found.items()}, cues,
+                                   BODY_LOCATION_NULL if site is None else site[0]))
         return out
 
     def _section_rules(self, name: str) -> list[Rule]:
@@ -264,12 +284,15 @@ class ContextMatcher:
         return None
 
 
-def _attributes(values: dict[str, str], cues: dict[str, tuple[Span, ...]]) -> Attributes:
+def _attributes(values: dict[str, str], cues: dict[str, tuple[Span, ...]],
+                body_location: str = BODY_LOCATION_NULL) -> Attributes:
     """An :class:`Attributes` from values the rules loader already checked, without checking them again."""
     out = object.__new__(Attributes)
-    for name in ATTRIBUTE_VALUES:
-        object.__setattr__(out, name, values.get(name, ATTRIBUTE_VALUES[name][0]))
-    object.__setattr__(out, "body_location", BODY_LOCATION_NULL)
+    put = object.__setattr__
+    get = values.get
+    for name, default in _DEFAULTS:
+        put(out, name, get(name, default))
+    put(out, "body_location", body_location)
     object.__setattr__(out, "cues", cues)
     return out
 

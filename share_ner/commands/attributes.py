@@ -12,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "attributes", help="fill the ShARe/CLEF 2014 attributes of given mentions (Task 2a)",
         description="Give every mention in --mentions its negation, uncertainty, subject, conditional, generic, "
-                    "course, severity and DocTime by the ConText rules (docs/attributes.md), and write one file "
+                    "course, severity, DocTime and body location by the ConText rules (docs/attributes.md), and write one file "
                     "per note into --out. Spans and CUIs are kept as given.")
     parser.add_argument("text", metavar="TEXT", help="note text file or directory")
     parser.add_argument("--mentions", required=True, metavar="PIPE",
@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="output format (default share2014: <doc>.pipe.txt in the 2014 Task 2 layout)")
     parser.add_argument("--context-rules", metavar="FILE",
                         help="the site's own ConText rules (TSV), adding to or replacing the packaged ones")
+    parser.add_argument("--anatomy", metavar="FILE",
+                        help="the site's anatomy lexicon for body locations (lexicon TSV, e.g. from 'share-ner "
+                             "lexicon build --umls META --anatomy'), instead of the packaged common body sites")
     parser.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
     parser.set_defaults(func=run)
 
@@ -34,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from share_ner.formats import read_annotations, write_annotations
     from share_ner.notes import read_notes
 
-    context = ContextMatcher.load(args.context_rules)  # a bad rules line: one error naming the file and line
+    context = ContextMatcher.load(args.context_rules, args.anatomy)  # a bad rules or anatomy line: one error naming the file and line
     docs = read_notes(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     for doc_id in sorted(mentions):

@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="UMLS source to keep (repeatable; default SNOMEDCT_US); --sab adds to the default")
     build.add_argument("--only-sab", action="store_true", help="keep only the --sab sources, not SNOMEDCT_US")
     build.add_argument("--include-findings", action="store_true", help="also keep concepts typed Finding (T033)")
+    build.add_argument("--anatomy", action="store_true",
+                       help="with --umls: body sites (the UMLS Anatomy group) instead of disorders, the lexicon "
+                            "for the body-location attribute (tag/attributes --anatomy)")
     build.add_argument("--out", required=True, metavar="FILE", help="lexicon TSV to write")
     build.set_defaults(func=run_build)
     parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
@@ -45,12 +48,17 @@ def run_build(args: argparse.Namespace) -> int:
         sources = tuple(args.sab or ()) if args.only_sab else DEFAULT_SOURCES + tuple(args.sab or ())
         if not sources:
             raise ShareNerError("--only-sab needs at least one --sab SOURCE")
-        stats = build_umls_lexicon(args.umls, args.out, UmlsFilter.disorders(dict.fromkeys(sources),
-                                                                             args.include_findings))
+        if args.anatomy and args.include_findings:
+            raise ShareNerError("--include-findings is for disorder lexicons; it cannot go with --anatomy")
+        filt = (UmlsFilter.anatomy(dict.fromkeys(sources)) if args.anatomy
+                else UmlsFilter.disorders(dict.fromkeys(sources), args.include_findings))
+        stats = build_umls_lexicon(args.umls, args.out, filt)
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(stats.skipped.items()))
         print(f"{args.out}: {stats.entries_written} strings of {stats.concepts_written} concepts "
               f"from {stats.lines_read} MRCONSO lines (skipped: {skipped or 'none'})", file=sys.stderr)
         return 0
+    if args.anatomy:
+        raise ShareNerError("--anatomy builds from UMLS: give --umls META_DIR")
     if args.hpo:
         lex = default_lexicon()
     else:

@@ -51,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--context-rules", metavar="FILE",
                    help="the site's own ConText rules (TSV, docs/attributes.md), adding to or replacing the "
                         "packaged ones")
+    p.add_argument("--anatomy", metavar="FILE",
+                   help="the site's anatomy lexicon for body locations (lexicon TSV, e.g. from 'share-ner lexicon "
+                        "build --umls META --anatomy'), instead of the packaged list of common body sites")
     p.add_argument("--show-text", action="store_true",
                    help="let rejects and errors quote the first characters of a bad record (they carry PHI; by "
                         "default they name note ids, rows and byte offsets only)")
@@ -121,18 +124,25 @@ def run(args: argparse.Namespace) -> int:
             raise ShareNerError(f"{model}: this model has no normalizer; --abbreviations is for normalization")
         factory = functools.partial(load_annotator, model, site)
         identity += f" with abbreviations {hash_bytes(json.dumps(site).encode('utf-8'))[:16]}"
-    if args.no_attributes or args.context_rules:
-        if args.no_attributes and args.context_rules:
-            raise ShareNerError("--context-rules fills attributes; it cannot go with --no-attributes")
+    if args.no_attributes or args.context_rules or args.anatomy:
+        if args.no_attributes and (args.context_rules or args.anatomy):
+            raise ShareNerError("--context-rules and --anatomy fill attributes; they cannot go with --no-attributes")
+        if args.anatomy:
+            from share_ner.lexicons.lexicon import hash_bytes
+            from share_ner.lexicons.loader import load_lexicon
+
+            load_lexicon(args.anatomy).entries  # a bad line is one error naming the file and line, before any work
+            identity += f" with anatomy {hash_bytes(Path(args.anatomy).read_bytes())[:16]}"
         if args.context_rules:
             from share_ner.attributes import load_rules
             from share_ner.lexicons.lexicon import hash_bytes
 
             load_rules(args.context_rules)  # a bad line is one error naming the file and line, before any work
             identity += f" with context rules {hash_bytes(Path(args.context_rules).read_bytes())[:16]}"
-        else:
+        elif not args.anatomy:
             identity += " without attributes"
-        factory = functools.partial(factory, attributes=not args.no_attributes, context_rules=args.context_rules)
+        factory = functools.partial(factory, attributes=not args.no_attributes, context_rules=args.context_rules,
+                                    anatomy=args.anatomy)
     # On Linux, workers are forked from this process once it has loaded the model, sharing its memory, unless the
     # model uses the optional dense normalizer: PyTorch's thread pool is not safe to fork. Workers that load
     # their own model do so from caches built once here beforehand.
