@@ -29,16 +29,22 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse._sparsetools import csr_matvec  # y += A x for CSR arrays, as the sparse product itself calls it
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
-INDEX_VERSION = 11
+INDEX_VERSION = 12
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (a SNOMED CT-sized one: 200,000 of 240,000)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
+# The best cosine of a query over a large index is found by blocks of names: a block's bound is the query's product
+# with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
+BLOCK_NAMES = 32  # names per block (sorted by their words, so a block's names share most 3-grams)
+BLOCKS_MIN_NAMES = 20_000
+FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with  # below this many unique names the whole product is cheap enough
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -244,6 +250,7 @@ class LexiconIndex:
     postings: sp.csr_matrix | None
     rewrites: Rewrites | None = None  # word swaps learned from names of one concept
     sources: frozenset[str] = frozenset()  # the lexicon's ``source`` values (HPO, SNOMEDCT_US, TRAIN, ...)
+    blocks: "NameBlocks | None" = None  # for :meth:`top_cosines` of a large index
 
     def __len__(self) -> int:
         return len(self.cuis)
@@ -255,6 +262,7 @@ class LexiconIndex:
         state.pop("_near", None)  # ... and names added by embedding (share_ner.normalizer._with_nearest)
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         state.pop("_by_name", None)  # names x 3-grams (cosines): rebuilt on first use
+        state.pop("_tops", None)  # remembered best cosines: per process
         return state
 
     def vectors(self, queries: list[str]) -> sp.csr_matrix:
@@ -348,10 +356,30 @@ class LexiconIndex:
         if vectors.shape[0]:
             yield start, vectors.shape[0]
 
+    def top_cosines(self, queries: list[str]) -> list[tuple[float, list[int]]]:
+        """Per soft-normalised query, its best tf-idf cosine over the names and the unique-name numbers that have
+        it: the cosine and names :meth:`search` would put first, bit for bit ((0.0, []) when no name shares a
+        3-gram with it). Over a large index only the blocks of names whose bound reaches the best cosine found
+        are scored (see :class:`NameBlocks`); remembered like :meth:`search`."""
+        if self.postings is None or self.vectorizer is None or not queries:
+            return [(0.0, []) for _ in queries]
+        memo: dict[str, tuple[float, tuple[int, ...]]] = self.__dict__.setdefault("_tops", {})
+
+        def tops(keys: list[str]) -> Iterator[tuple[float, tuple[int, ...]]]:
+            if self.blocks is None:
+                for q, hits in zip(keys, self.search(keys, 1)):
+                    yield (hits[0][1], (hits[0][0],)) if hits else (0.0, ())
+                return
+            yield from self.blocks.tops(self.vectors(keys))
+
+        fill_memo(memo, queries, SEARCH_MEMO, tops)
+        return [(memo[q][0], list(memo[q][1])) for q in queries]
+
     def forget_searches(self) -> None:
         """Drop the remembered search results (for timing a cold pass)."""
         self.__dict__.pop("_found", None)
         self.__dict__.pop("_near", None)
+        self.__dict__.pop("_tops", None)
 
     def cosines(self, pairs: list[tuple[str, int]]) -> list[float]:
         """The tf-idf cosine of each (soft-normalised query, unique-name number) pair, for candidates found
@@ -368,6 +396,94 @@ class LexiconIndex:
         q = self.vectors(list(row_of))[[row_of[p[0]] for p in pairs]]
         n = by_name[[p[1] for p in pairs]]
         return [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
+
+
+class NameBlocks:
+    """The unique names of an index in blocks of :data:`BLOCK_NAMES`, for the best cosine of a query without its
+    whole product with the postings.
+
+    ``order[p]``: the name at position ``p`` (names sorted by their sorted words, so that a block holds names made
+    of the same words); ``rows``: names x 3-grams in that order; ``bounds``: 3-grams x blocks, the largest weight
+    of the 3-gram in the block. A query's product with ``bounds`` is at least its cosine with every name of the
+    block, also in float32: each term is at least the name's term, the terms are added in the same order (by
+    3-gram), and rounding is monotone. A name's cosine is computed as the search product computes it (float32,
+    by 3-gram, from zero), so it is the same float.
+    """
+
+    __slots__ = ("order", "rows", "bounds")
+
+    def __init__(self, postings: sp.csr_matrix, names: list[str]) -> None:
+        keys = np.array([" ".join(sorted(n.split())) for n in names], dtype=object)
+        self.order = np.argsort(keys, kind="stable").astype(np.int32)
+        rows = postings.T.tocsr()[self.order]
+        rows.sort_indices()
+        self.rows = rows
+        by_gram = rows.T.tocsr()  # 3-grams x positions, positions ascending: blocks contiguous in each row
+        by_gram.sort_indices()
+        gram = np.repeat(np.arange(by_gram.shape[0], dtype=np.int64), np.diff(by_gram.indptr))
+        block = by_gram.indices.astype(np.int64) // BLOCK_NAMES
+        n_blocks = (len(names) + BLOCK_NAMES - 1) // BLOCK_NAMES
+        key = gram * n_blocks + block
+        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, int)
+        top = np.maximum.reduceat(by_gram.data, starts) if len(key) else by_gram.data
+        self.bounds = sp.csr_matrix((top.astype(np.float32), (gram[starts], block[starts])),
+                                    shape=(by_gram.shape[0], n_blocks))
+
+    def __getstate__(self) -> tuple:
+        return self.order, self.rows, self.bounds
+
+    def __setstate__(self, state: tuple) -> None:
+        self.order, self.rows, self.bounds = state
+
+    def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
+        """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""
+        bounds = (vectors @ self.bounds).tocsr()
+        n_names, n_grams = self.rows.shape
+        indptr = self.rows.indptr
+        dense = np.zeros(n_grams, dtype=np.float32)
+        offsets = np.arange(BLOCK_NAMES + 1)
+        for i in range(vectors.shape[0]):
+            q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
+            dense[q_cols] = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
+            b_data = bounds.data[bounds.indptr[i]:bounds.indptr[i + 1]]
+            b_cols = bounds.indices[bounds.indptr[i]:bounds.indptr[i + 1]]
+            best, at = 0.0, np.zeros(0, dtype=np.int64)
+            # first the few blocks of the highest bounds, then every other block whose bound reaches the best
+            # cosine they gave, highest bound first, skipping those that no longer reach it
+            first = np.argpartition(-b_data, FIRST_BLOCKS - 1)[:FIRST_BLOCKS] if len(b_data) > FIRST_BLOCKS \
+                else np.arange(len(b_data))
+            pending = [first]
+            while pending:
+                chosen = pending.pop()
+                chosen = chosen[b_data[chosen] >= best]
+                if not len(chosen):
+                    continue
+                starts = b_cols[chosen].astype(np.int64) * BLOCK_NAMES
+                ends = np.minimum(starts + BLOCK_NAMES, n_names)
+                sizes = ends - starts
+                positions = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) \
+                    + np.arange(int(sizes.sum()))
+                lo, hi = indptr[positions], indptr[positions + 1]
+                lengths = hi - lo
+                sub_ptr = np.zeros(len(positions) + 1, dtype=indptr.dtype)
+                np.cumsum(lengths, out=sub_ptr[1:])
+                take = np.repeat(lo - sub_ptr[:-1], lengths) + np.arange(sub_ptr[-1])
+                cos = np.zeros(len(positions), dtype=np.float32)
+                csr_matvec(len(positions), n_grams, sub_ptr, self.rows.indices[take], self.rows.data[take], dense,
+                           cos)
+                m = float(cos.max())
+                if m > best:
+                    best, at = m, positions[cos == m]
+                elif m == best and m > 0:
+                    at = np.concatenate([at, positions[cos == m]])
+                if chosen is first or pending == [] and first is not None:
+                    rest = np.flatnonzero(b_data >= best)
+                    rest = rest[~np.isin(rest, first)]
+                    first = None
+                    if len(rest):
+                        pending = [rest[np.argsort(-b_data[rest], kind="stable")]]
+            dense[q_cols] = 0.0
+            yield best, tuple(sorted(self.order[at].tolist()))
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:
@@ -410,9 +526,11 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
             postings = vectorizer.fit_transform(unique_names).T.tocsr()
         except ValueError:  # every name shorter than a 3-gram
             vectorizer = postings = None
+    blocks = NameBlocks(postings, unique_names) if postings is not None and len(unique_names) >= BLOCKS_MIN_NAMES \
+        else None
     return LexiconIndex(lexicon.content_hash, cuis, preferred, counts, Groups(exact), Groups(key), unique_names,
                         Groups(unique), vectorizer, postings, learn_rewrites(zip(cuis, key_of_row)),
-                        frozenset(e.source for e in entries))
+                        frozenset(e.source for e in entries), blocks)
 
 
 def index_cache_path(content_hash: str) -> Path:

@@ -681,14 +681,24 @@ class Normalizer:
             [{} for _ in queries]
         scorer = getattr(fuzz, cfg.fuzz_scorer)
         ranker = self.ranker_ if cfg.use_ranker else None
-        searched = [(index, source, index.search(flat, cfg.top_k))
-                    for index, source in ((self._gaz, "train"), (self._lex, "lexicon")) if index is not None]
+        indexes = [(index, source) for index, source in ((self._gaz, "train"), (self._lex, "lexicon"))
+                   if index is not None]
         # A query none of whose candidates can reach the CUI-less threshold cannot decide its mention: its
         # candidates are not scored, nor, under `dense`, is it embedded (see _skip_bounds).
         live = list(range(len(flat)))
         skipped: dict[int, float] = {}  # mention → highest bound of its skipped queries
-        if cfg.use_threshold and ranker is None and not trace and not self._collect_features and _bounded(cfg) \
-                and self.threshold_ > _mixed_score(cfg, 0.0, 1.0, 0.0, 1.0, 0.0 if cfg.dense else None, True):
+        skipping = cfg.use_threshold and ranker is None and not trace and not self._collect_features \
+            and _bounded(cfg) \
+            and self.threshold_ > _mixed_score(cfg, 0.0, 1.0, 0.0, 1.0, 0.0 if cfg.dense else None, True)
+        if skipping and not cfg.dense:
+            # Only the live queries are searched in full; the others need their best cosine, which a large
+            # index finds by blocks of names (LexiconIndex.top_cosines), and to know whether they have a
+            # candidate at all.
+            searched, live = self._search_live(indexes, flat, thesaurus, coordinated, owner, skipped)
+            skipping = False
+        else:
+            searched = [(index, source, index.search(flat, cfg.top_k)) for index, source in indexes]
+        if skipping:
             # (a threshold no higher than the lowest bound there can be skips nothing: no bounds computed)
             live = []
             for q_i, bound in enumerate(self._skip_bounds(flat, thesaurus, [found for _, _, found in searched])):
@@ -770,6 +780,58 @@ class Normalizer:
                 d.features = [(c, v[5]) for c, v in ranked]
             decisions.append(d)
         return decisions
+
+    def _search_live(self, indexes: list[tuple[LexiconIndex, str]], flat: list[str], thesaurus: list[bool],
+                     coordinated: list[bool], owner: list[int], skipped: dict[int, float],
+                     ) -> tuple[list[tuple[LexiconIndex, str, list[list[tuple[int, float]]]]], list[int]]:
+        """The queries whose bound (:meth:`_skip_bounds`) reaches the threshold, with their hits per index (the
+        other queries' hits left empty), and, in ``skipped``, the bound of each other mention that has a
+        candidate: what the search of every query followed by the bounds gives, without searching all of them.
+        A query's best cosine over an index with name blocks comes from :meth:`LexiconIndex.top_cosines`; it
+        has a candidate when one of the names with that cosine is one (all of them are among its ``top_k``
+        hits when there are no more than ``top_k``); otherwise its hits are searched to tell."""
+        k = self.config.top_k
+        tops: list[list[tuple[float, list[int]] | None]] = []
+        full: list[list[list[tuple[int, float]]] | None] = []
+        for index, _ in indexes:
+            if index.blocks is not None:
+                tops.append(index.top_cosines(flat))
+                full.append(None)
+            else:
+                tops.append([None] * len(flat))
+                full.append(index.search(flat, k))
+        best = [max((t[q_i][0] if t[q_i] is not None else (f[q_i][0][1] if f[q_i] else 0.0)
+                     for t, f in zip(tops, full)), default=0.0) for q_i in range(len(flat))]
+        bounds = self._skip_bounds(flat, thesaurus, [[[(0, c)] for c in best]])
+        live = [q_i for q_i, b in enumerate(bounds) if b >= self.threshold_]
+        hits = [f if f is not None else [[] for _ in flat] for f in full]
+        live_queries = [flat[q_i] for q_i in live]
+        for j, (index, _) in enumerate(indexes):
+            if full[j] is None and live_queries:
+                for q_i, found in zip(live, index.search(live_queries, k)):
+                    hits[j][q_i] = found
+        for q_i, bound in enumerate(bounds):
+            if bound >= self.threshold_ or bound <= skipped.get(owner[q_i], -1.0):
+                continue
+            q, coord = flat[q_i], coordinated[q_i]
+            has = False
+            for j, (index, _) in enumerate(indexes):
+                if full[j] is not None:
+                    found = full[j][q_i]
+                else:
+                    _, at = tops[j][q_i]
+                    if not at:
+                        continue
+                    if len(at) <= k and any(self._candidate_label(index, u, q, coord) is not None for u in at):
+                        has = True
+                        break
+                    found = index.search([q], k)[0]
+                if any(self._candidate_label(index, u, q, coord) is not None for u, _ in found):
+                    has = True
+                    break
+            if has:
+                skipped[owner[q_i]] = bound
+        return [(index, source, h) for (index, source), h in zip(indexes, hits)], live
 
     def _candidate_label(self, index: LexiconIndex, u: int, query: str, coordinated: bool) -> str | None:
         """The label of unique name ``u`` of ``index`` as a step-7 candidate for ``query``, or None if it is
