@@ -359,6 +359,9 @@ class Normalizer:
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
         self._find_definitions: Callable[[str], list] | None = None
+        # decisions of the steps that depend on the mention string alone, per string (_remembered)
+        self._steps: dict[tuple[str, str], Decision | None] = {}
+        self._steps_anchor: dict | None = None
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
@@ -372,7 +375,7 @@ class Normalizer:
 
     def __getstate__(self) -> dict[str, Any]:
         # The abbreviation detector is rebuilt on first use in the receiving process.
-        return {**self.__dict__, "_find_definitions": None}
+        return {**self.__dict__, "_find_definitions": None, "_steps": {}, "_steps_anchor": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -422,6 +425,9 @@ class Normalizer:
         out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
         # (note, position, queries, thesaurus queries, tried)
         pending: list[tuple[int, int, list[str], list[str], list[str]]] = []
+        def step(fn: Callable[[str, list[str]], Decision | None], text: str, tried: list[str]) -> Decision | None:
+            return fn(text, tried) if trace else self._remembered(fn, text)
+
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
@@ -438,35 +444,35 @@ class Normalizer:
                         definitions = {**paired, **self._definitions(doc)}
                     long_form = definitions.get(text.strip())
                     if long_form:
-                        d = self._exact_steps(long_form, tried)
+                        d = step(self._exact_steps, long_form, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", long_form
                 if d is None and cfg.use_abbreviations and self.site_abbreviations:
                     # The site's own list says what its abbreviations mean, before what training or the lexicon
                     # say the short form itself means ("MI" is *myocardial infarction* in HPO).
                     for exp in self._site_expansions(text):
-                        d = self._exact_steps(exp, tried)
+                        d = step(self._exact_steps, exp, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
                 if d is None:
-                    d = self._exact_steps(text, tried)
+                    d = step(self._exact_steps, text, tried)
                 expansions: list[str] = []
                 if d is None and cfg.use_abbreviations:
                     if definitions is None and _may_be_defined(text, doc.text):
                         definitions = {**paired, **self._definitions(doc)}
                     expansions = self._expansions(text, definitions or {})
                     for exp in expansions:
-                        d = self._exact_steps(exp, tried)
+                        d = step(self._exact_steps, exp, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
                 if d is None and cfg.use_partial:
-                    d = self._coordination(text, tried)
+                    d = step(self._coordination, text, tried)
                 if d is None and cfg.use_rewrites:
-                    d = self._rewrite(text, tried)
+                    d = step(self._rewrite, text, tried)
                 if d is None and cfg.use_partial:
-                    d = self._partial(text, tried)
+                    d = step(self._partial, text, tried)
                 if d is None:
                     if cfg.use_tfidf:
                         # A short form defined in the note is searched by its long form only: the letters of
@@ -492,6 +498,25 @@ class Normalizer:
             for (doc, _), ds in zip(batch, out):
                 _prefer_similar_notes(self.contexts_, doc, ds)
         return [[d for d in ds if d is not None] for ds in out]
+
+    def _remembered(self, fn: Callable[[str, list[str]], Decision | None], text: str) -> Decision | None:
+        """``fn(text)`` for one of the steps that depend on the mention string alone (exact, coordination,
+        rewrite, suffix), remembered per string: clinical notes repeat their disorder names. A copy, since
+        decisions are edited afterwards. The memo lives and is forgotten with the lexicon index's search memo
+        (:meth:`LexiconIndex.forget_searches`), and holds up to :data:`SEARCH_MEMO` strings."""
+        anchor = next((index for index in (self._lex, self._gaz) if index is not None), None)
+        if anchor is None:
+            return fn(text, [])
+        found = anchor.__dict__.setdefault("_found", {})
+        if self._steps_anchor is not found:
+            self._steps_anchor, self._steps = found, {}
+        key = (fn.__name__, text)
+        if key not in self._steps:
+            if len(self._steps) >= SEARCH_MEMO:
+                self._steps.clear()
+            self._steps[key] = fn(text, [])
+        d = self._steps[key]
+        return None if d is None else replace(d)
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
         cfg = self.config
