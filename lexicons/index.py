@@ -319,6 +319,17 @@ class LexiconIndex:
         memo: dict[tuple[str, int], tuple[bytes, bytes]] = self.__dict__.setdefault("_found", {})
 
         def hits(keys: list[tuple[str, int]]) -> Iterator[tuple[bytes, bytes]]:
+            if self.blocks is not None and k >= 1:
+                # by blocks of names, and by the whole product for the queries whose hits tie
+                by_blocks = list(self.blocks.top(self.vectors([q for q, _ in keys]), k))
+                left = [key for key, found in zip(keys, by_blocks) if found is None]
+                rest = iter(product(left) if left else ())
+                for found in by_blocks:
+                    yield found if found is not None else next(rest)
+                return
+            yield from product(keys)
+
+        def product(keys: list[tuple[str, int]]) -> Iterator[tuple[bytes, bytes]]:
             vectors = self.vectors([q for q, _ in keys])
             for lo, hi in self._product_chunks(vectors):
                 sims = (vectors[lo:hi] @ self.postings).tocsr()
@@ -435,55 +446,86 @@ class NameBlocks:
     def __setstate__(self, state: tuple) -> None:
         self.order, self.rows, self.bounds = state
 
-    def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
-        """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""
+    def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Per row of ``vectors``: (names, cosines) of scored names (cosine above 0) that include every name whose
+        cosine is at least the ``k``-th highest, ties included. Blocks are scored by decreasing bound, the few
+        highest first, then every other block whose bound reaches the ``k``-th cosine found so far."""
         bounds = (vectors @ self.bounds).tocsr()
         n_names, n_grams = self.rows.shape
-        indptr = self.rows.indptr
+        indptr, all_indices, all_data = self.rows.indptr, self.rows.indices, self.rows.data
         dense = np.zeros(n_grams, dtype=np.float32)
-        offsets = np.arange(BLOCK_NAMES + 1)
         for i in range(vectors.shape[0]):
             q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
             dense[q_cols] = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
             b_data = bounds.data[bounds.indptr[i]:bounds.indptr[i + 1]]
             b_cols = bounds.indices[bounds.indptr[i]:bounds.indptr[i + 1]]
-            best, at = 0.0, np.zeros(0, dtype=np.int64)
-            # first the few blocks of the highest bounds, then every other block whose bound reaches the best
-            # cosine they gave, highest bound first, skipping those that no longer reach it
             first = np.argpartition(-b_data, FIRST_BLOCKS - 1)[:FIRST_BLOCKS] if len(b_data) > FIRST_BLOCKS \
                 else np.arange(len(b_data))
-            pending = [first]
-            while pending:
-                chosen = pending.pop()
-                chosen = chosen[b_data[chosen] >= best]
-                if not len(chosen):
-                    continue
-                starts = b_cols[chosen].astype(np.int64) * BLOCK_NAMES
-                ends = np.minimum(starts + BLOCK_NAMES, n_names)
-                sizes = ends - starts
-                positions = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) \
-                    + np.arange(int(sizes.sum()))
-                lo, hi = indptr[positions], indptr[positions + 1]
-                lengths = hi - lo
-                sub_ptr = np.zeros(len(positions) + 1, dtype=indptr.dtype)
-                np.cumsum(lengths, out=sub_ptr[1:])
-                take = np.repeat(lo - sub_ptr[:-1], lengths) + np.arange(sub_ptr[-1])
-                cos = np.zeros(len(positions), dtype=np.float32)
-                csr_matvec(len(positions), n_grams, sub_ptr, self.rows.indices[take], self.rows.data[take], dense,
-                           cos)
-                m = float(cos.max())
-                if m > best:
-                    best, at = m, positions[cos == m]
-                elif m == best and m > 0:
-                    at = np.concatenate([at, positions[cos == m]])
-                if chosen is first or pending == [] and first is not None:
-                    rest = np.flatnonzero(b_data >= best)
+            got_pos: list[np.ndarray] = []
+            got_cos: list[np.ndarray] = []
+            cut, n_got = 0.0, 0
+            queue, at, step = first, 0, len(first)
+            while at < len(queue):
+                chosen = queue[at:at + step]
+                at += step
+                chosen = chosen[b_data[chosen] >= cut]
+                if len(chosen):
+                    starts = b_cols[chosen].astype(np.int64) * BLOCK_NAMES
+                    sizes = np.minimum(starts + BLOCK_NAMES, n_names) - starts
+                    positions = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) \
+                        + np.arange(int(sizes.sum()))
+                    lo = indptr[positions]
+                    lengths = indptr[positions + 1] - lo
+                    sub_ptr = np.zeros(len(positions) + 1, dtype=indptr.dtype)
+                    np.cumsum(lengths, out=sub_ptr[1:])
+                    take = np.repeat(lo - sub_ptr[:-1], lengths) + np.arange(sub_ptr[-1])
+                    cos = np.zeros(len(positions), dtype=np.float32)
+                    csr_matvec(len(positions), n_grams, sub_ptr, all_indices[take], all_data[take], dense, cos)
+                    keep = cos > 0
+                    got_pos.append(positions[keep])
+                    got_cos.append(cos[keep])
+                    n_got += int(keep.sum())
+                    if n_got >= k:
+                        every = np.concatenate(got_cos)
+                        cut = float(np.partition(every, n_got - k)[n_got - k])
+                if queue is first:
+                    # then every other block whose bound reaches the cut, highest bound first
+                    rest = np.flatnonzero(b_data >= cut)
                     rest = rest[~np.isin(rest, first)]
-                    first = None
-                    if len(rest):
-                        pending = [rest[np.argsort(-b_data[rest], kind="stable")]]
+                    queue, at, step = rest[np.argsort(-b_data[rest], kind="stable")], 0, 4
+                else:
+                    step = min(step * 2, 64)
             dense[q_cols] = 0.0
-            yield best, tuple(sorted(self.order[at].tolist()))
+            if got_pos:
+                yield self.order[np.concatenate(got_pos)], np.concatenate(got_cos)
+            else:
+                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+
+    def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
+        """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""
+        for names, cos in self.scan(vectors, 1):
+            if not len(cos):
+                yield 0.0, ()
+                continue
+            best = cos.max()
+            yield float(best), tuple(sorted(names[cos == best].tolist()))
+
+    def top(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[bytes, bytes] | None]:
+        """Per row of ``vectors``, what :meth:`LexiconIndex.search` remembers for it (names and cosines as bytes,
+        best first), or None when two of those ``k`` names, or the ``k``-th and a name left out, have the same
+        cosine: then which come first depends on the order of the search product, so that product decides."""
+        for names, cos in self.scan(vectors, k):
+            order = np.argsort(-cos, kind="stable")
+            names, cos = names[order], cos[order]
+            if len(cos) > k:
+                if cos[k] == cos[k - 1]:
+                    yield None
+                    continue
+                names, cos = names[:k], cos[:k]
+            if len(cos) > 1 and bool((cos[1:] == cos[:-1]).any()):
+                yield None
+                continue
+            yield names.astype(np.int32).tobytes(), cos.astype(np.float32).tobytes()
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:
