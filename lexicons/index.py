@@ -421,9 +421,10 @@ class NameBlocks:
     by 3-gram, from zero), so it is the same float.
     """
 
-    __slots__ = ("order", "rows", "bounds")
+    __slots__ = ("order", "rows", "bounds", "size")
 
     def __init__(self, postings: sp.csr_matrix, names: list[str]) -> None:
+        self.size = size = BLOCK_NAMES
         keys = np.array([" ".join(sorted(n.split())) for n in names], dtype=object)
         self.order = np.argsort(keys, kind="stable").astype(np.int32)
         rows = postings.T.tocsr()[self.order]
@@ -432,8 +433,8 @@ class NameBlocks:
         by_gram = rows.T.tocsr()  # 3-grams x positions, positions ascending: blocks contiguous in each row
         by_gram.sort_indices()
         gram = np.repeat(np.arange(by_gram.shape[0], dtype=np.int64), np.diff(by_gram.indptr))
-        block = by_gram.indices.astype(np.int64) // BLOCK_NAMES
-        n_blocks = (len(names) + BLOCK_NAMES - 1) // BLOCK_NAMES
+        block = by_gram.indices.astype(np.int64) // size
+        n_blocks = (len(names) + size - 1) // size
         key = gram * n_blocks + block
         starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, int)
         top = np.maximum.reduceat(by_gram.data, starts) if len(key) else by_gram.data
@@ -441,10 +442,10 @@ class NameBlocks:
                                     shape=(by_gram.shape[0], n_blocks))
 
     def __getstate__(self) -> tuple:
-        return self.order, self.rows, self.bounds
+        return self.order, self.rows, self.bounds, self.size
 
     def __setstate__(self, state: tuple) -> None:
-        self.order, self.rows, self.bounds = state
+        self.order, self.rows, self.bounds, self.size = state
 
     def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Per row of ``vectors``: (names, cosines) of scored names (cosine above 0) that include every name whose
@@ -470,8 +471,8 @@ class NameBlocks:
                 at += step
                 chosen = chosen[b_data[chosen] >= cut]
                 if len(chosen):
-                    starts = b_cols[chosen].astype(np.int64) * BLOCK_NAMES
-                    sizes = np.minimum(starts + BLOCK_NAMES, n_names) - starts
+                    starts = b_cols[chosen].astype(np.int64) * self.size
+                    sizes = np.minimum(starts + self.size, n_names) - starts
                     positions = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) \
                         + np.arange(int(sizes.sum()))
                     lo = indptr[positions]

@@ -290,13 +290,35 @@ def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str,
 _PAREN = re.compile(r"\s*\(\s*([^()\s][^()]{0,11}?)\s*\)")
 
 
-def _may_be_defined(mention: str, text: str) -> bool:
+def _may_be_defined(mention: str, text: str | tuple[tuple[str, ...], tuple[str, ...]]) -> bool:
     """Cheap test before running the abbreviation detector on a note: does a short, capitalised word of the
-    mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")?"""
+    mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")? ``text``: the note, or its
+    :func:`_parenthesis_runs`."""
+    after, before = _parenthesis_runs(text) if isinstance(text, str) else text
     for w in mention.split():
-        if len(w) <= 10 and any(c.isupper() for c in w) and (f"({w}" in text or f"{w} (" in text):
+        if len(w) <= 10 and any(c.isupper() for c in w) and (any(r.startswith(w) for r in after)
+                                                             or any(r.endswith(w) for r in before)):
             return True
     return False
+
+
+_AFTER_PARENTHESIS = re.compile(r"\((?=(\S{1,10}))")
+
+
+def _parenthesis_runs(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What :func:`_may_be_defined` looks for, once per note instead of a scan of the note per mention: the
+    first (up to 10) non-space characters after each "(", and the last (up to 10) before each " (". A word ``w``
+    without spaces, of at most 10 characters, is in the note as "(w" exactly when it begins one of the first,
+    and as "w (" exactly when it ends one of the second."""
+    after = {m.group(1) for m in _AFTER_PARENTHESIS.finditer(text)}
+    before = set()
+    p = text.find(" (")
+    while p >= 0:
+        chunk = text[max(0, p - 10):p]
+        if chunk and not chunk[-1].isspace():
+            before.add(chunk.split()[-1])
+        p = text.find(" (", p + 1)
+    return tuple(sorted(after)), tuple(sorted(before))
 
 
 def _definitions_finder() -> Callable[[str], list]:
@@ -431,6 +453,7 @@ class Normalizer:
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
+            parens = _parenthesis_runs(doc.text) if cfg.use_abbreviations else ((), ())
             for i, m in enumerate(mentions):
                 text = mention_string(doc, m) if m.end <= len(doc.text) else ""
                 if not text.strip():
@@ -438,7 +461,7 @@ class Normalizer:
                     continue
                 tried: list[str] = []
                 d = None
-                if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, doc.text):
+                if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, parens):
                     # A short form defined in this note means what the note says, whatever it meant in training.
                     if definitions is None:
                         definitions = {**paired, **self._definitions(doc)}
@@ -459,7 +482,7 @@ class Normalizer:
                     d = step(self._exact_steps, text, tried)
                 expansions: list[str] = []
                 if d is None and cfg.use_abbreviations:
-                    if definitions is None and _may_be_defined(text, doc.text):
+                    if definitions is None and _may_be_defined(text, parens):
                         definitions = {**paired, **self._definitions(doc)}
                     expansions = self._expansions(text, definitions or {})
                     for exp in expansions:
