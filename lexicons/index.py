@@ -44,7 +44,8 @@ SEARCH_PRODUCT_ENTRIES = 4_000_000
 # with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
 BLOCK_NAMES = 32  # names per block (sorted by their words, so a block's names share most 3-grams)
 BLOCKS_MIN_NAMES = 20_000
-FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with  # below this many unique names the whole product is cheap enough
+FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with
+NEXT_BLOCKS = 4  # ... then the others that reach it, this many at first, twice as many each time after  # below this many unique names the whole product is cheap enough
 STOPWORDS = frozenset("of the a an and in on with to for by or at from as its nos".split())
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
@@ -371,17 +372,29 @@ class LexiconIndex:
         """Per soft-normalised query, its best tf-idf cosine over the names and the unique-name numbers that have
         it: the cosine and names :meth:`search` would put first, bit for bit ((0.0, []) when no name shares a
         3-gram with it). Over a large index only the blocks of names whose bound reaches the best cosine found
-        are scored (see :class:`NameBlocks`); remembered like :meth:`search`."""
+        are scored (see :class:`NameBlocks`); over a small one, the search product without its top-k selection.
+        Remembered like :meth:`search`."""
         if self.postings is None or self.vectorizer is None or not queries:
             return [(0.0, []) for _ in queries]
         memo: dict[str, tuple[float, tuple[int, ...]]] = self.__dict__.setdefault("_tops", {})
 
         def tops(keys: list[str]) -> Iterator[tuple[float, tuple[int, ...]]]:
-            if self.blocks is None:
-                for q, hits in zip(keys, self.search(keys, 1)):
-                    yield (hits[0][1], (hits[0][0],)) if hits else (0.0, ())
+            vectors = self.vectors(keys)
+            if self.blocks is not None:
+                yield from self.blocks.tops(vectors)
                 return
-            yield from self.blocks.tops(self.vectors(keys))
+            for lo, hi in self._product_chunks(vectors):
+                sims = (vectors[lo:hi] @ self.postings).tocsr()
+                filled = np.flatnonzero(np.diff(sims.indptr))
+                best = np.zeros(hi - lo, dtype=np.float32)
+                if len(filled):
+                    best[filled] = np.maximum.reduceat(sims.data, sims.indptr[filled])
+                rows = np.repeat(np.arange(hi - lo), np.diff(sims.indptr))
+                at = np.flatnonzero(sims.data == best[rows])
+                starts = np.searchsorted(rows[at], np.arange(hi - lo + 1))
+                names = sims.indices[at]
+                for i in range(hi - lo):
+                    yield float(best[i]), tuple(sorted(names[starts[i]:starts[i + 1]].tolist()))
 
         fill_memo(memo, queries, SEARCH_MEMO, tops)
         return [(memo[q][0], list(memo[q][1])) for q in queries]
@@ -491,9 +504,10 @@ class NameBlocks:
                         cut = float(np.partition(every, n_got - k)[n_got - k])
                 if queue is first:
                     # then every other block whose bound reaches the cut, highest bound first
-                    rest = np.flatnonzero(b_data >= cut)
-                    rest = rest[~np.isin(rest, first)]
-                    queue, at, step = rest[np.argsort(-b_data[rest], kind="stable")], 0, 4
+                    reach = b_data >= cut
+                    reach[first] = False
+                    rest = np.flatnonzero(reach)
+                    queue, at, step = rest[np.argsort(-b_data[rest], kind="stable")], 0, NEXT_BLOCKS
                 else:
                     step = min(step * 2, 64)
             dense[q_cols] = 0.0

@@ -835,27 +835,18 @@ class Normalizer:
         """The queries whose bound (:meth:`_skip_bounds`) reaches the threshold, with their hits per index (the
         other queries' hits left empty), and, in ``skipped``, the bound of each other mention that has a
         candidate: what the search of every query followed by the bounds gives, without searching all of them.
-        A query's best cosine over an index with name blocks comes from :meth:`LexiconIndex.top_cosines`; it
-        has a candidate when one of the names with that cosine is one (all of them are among its ``top_k``
-        hits when there are no more than ``top_k``); otherwise its hits are searched to tell."""
+        A query's best cosine over each index comes from :meth:`LexiconIndex.top_cosines`; it has a candidate
+        when one of the names with that cosine is one (all of them are among its ``top_k`` hits when there are
+        no more than ``top_k``); otherwise its hits are searched to tell."""
         k = self.config.top_k
-        tops: list[list[tuple[float, list[int]] | None]] = []
-        full: list[list[list[tuple[int, float]]] | None] = []
-        for index, _ in indexes:
-            if index.blocks is not None:
-                tops.append(index.top_cosines(flat))
-                full.append(None)
-            else:
-                tops.append([None] * len(flat))
-                full.append(index.search(flat, k))
-        best = [max((t[q_i][0] if t[q_i] is not None else (f[q_i][0][1] if f[q_i] else 0.0)
-                     for t, f in zip(tops, full)), default=0.0) for q_i in range(len(flat))]
+        tops = [index.top_cosines(flat) for index, _ in indexes]
+        best = [max((t[q_i][0] for t in tops), default=0.0) for q_i in range(len(flat))]
         bounds = self._skip_bounds(flat, thesaurus, [[[(0, c)] for c in best]])
         live = [q_i for q_i, b in enumerate(bounds) if b >= self.threshold_]
-        hits = [f if f is not None else [[] for _ in flat] for f in full]
+        hits: list[list[list[tuple[int, float]]]] = [[[] for _ in flat] for _ in indexes]
         live_queries = [flat[q_i] for q_i in live]
         for j, (index, _) in enumerate(indexes):
-            if full[j] is None and live_queries:
+            if live_queries:
                 for q_i, found in zip(live, index.search(live_queries, k)):
                     hits[j][q_i] = found
         for q_i, bound in enumerate(bounds):
@@ -864,16 +855,13 @@ class Normalizer:
             q, coord = flat[q_i], coordinated[q_i]
             has = False
             for j, (index, _) in enumerate(indexes):
-                if full[j] is not None:
-                    found = full[j][q_i]
-                else:
-                    _, at = tops[j][q_i]
-                    if not at:
-                        continue
-                    if len(at) <= k and any(self._candidate_label(index, u, q, coord) is not None for u in at):
-                        has = True
-                        break
-                    found = index.search([q], k)[0]
+                _, at = tops[j][q_i]
+                if not at:
+                    continue
+                if len(at) <= k and any(self._candidate_label(index, u, q, coord) is not None for u in at):
+                    has = True
+                    break
+                found = index.search([q], k)[0]
                 if any(self._candidate_label(index, u, q, coord) is not None for u, _ in found):
                     has = True
                     break

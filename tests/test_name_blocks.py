@@ -23,7 +23,11 @@ def private_cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="module")
 def hpo_index():
-    return build_index(default_lexicon())
+    """The HPO index with name blocks, as an index of more than BLOCKS_MIN_NAMES names has them."""
+    index = build_index(default_lexicon())
+    assert index.blocks is None and len(index.unique_names) < index_mod.BLOCKS_MIN_NAMES
+    index.blocks = NameBlocks(index.postings, index.unique_names)
+    return index
 
 
 def _queries(index) -> list[str]:
@@ -39,7 +43,6 @@ def _queries(index) -> list[str]:
 def test_search_by_blocks_is_the_search_by_the_whole_product(hpo_index, monkeypatch, block_names):
     monkeypatch.setattr(index_mod, "BLOCK_NAMES", block_names)
     queries = [soft_normalize(q) for q in _queries(hpo_index)]
-    assert hpo_index.blocks is not None  # HPO has more unique names than BLOCKS_MIN_NAMES
     built = hpo_index.blocks
     hpo_index.blocks = NameBlocks(hpo_index.postings, hpo_index.unique_names)
     assert hpo_index.blocks.size == block_names
