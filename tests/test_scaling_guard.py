@@ -1,5 +1,6 @@
 """A guard on the per-token cost of tagging: a note of ten times the tokens may take at most fifteen times the CPU
-time of the short one (a ratio within this test; absolute speed is measured by the benchmarks)."""
+time of the short one (a ratio within this test; absolute speed is measured by the benchmarks). And the
+abbreviation detector, which the tagger's features and the normalizer both need, runs once per note."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from share_ner.config import TaggerConfig
-from share_ner.document import Document
+from share_ner.document import Document, Mention
 from share_ner.formats.share import read_pipe_dir
 from share_ner.notes import read_notes
 from share_ner.pipeline import Pipeline
@@ -46,3 +47,32 @@ def test_ten_times_the_tokens_take_at_most_fifteen_times_the_cpu_time(pipeline: 
     # the short note is timed over more repeats: its best time is the noisier one
     ratio = _cpu_seconds(pipeline, long, 3) / max(_cpu_seconds(pipeline, short, 10), 1e-6)
     assert ratio <= 15.0, f"a note of 10x the tokens took {ratio:.1f}x the CPU time"
+
+
+def test_the_abbreviation_detector_runs_once_per_note(pipeline: Pipeline, monkeypatch) -> None:
+    import share_ner.features.abbreviations as abbreviations
+
+    doc = Document("n", "History of congestive heart failure (CHF). Her CHF is worse; MI (myocardial infarction) too.\n")
+    monkeypatch.setattr(abbreviations, "_RECENT", {})
+    before = pipeline.annotate(doc)
+    texts = []
+    real = abbreviations._detect
+    monkeypatch.setattr(abbreviations, "_detect", lambda text: texts.append(text) or real(text))
+    asked: list[str] = []
+
+    class Recent(dict):
+        def get(self, key, default=None):
+            asked.append(key)
+            return super().get(key, default)
+
+    monkeypatch.setattr(abbreviations, "_RECENT", Recent())
+    for n in range(abbreviations.RECENT_NOTES + 1):  # the memo keeps the last notes only
+        other = Document(f"n{n}", doc.text.replace("Her", f"Note {n}:"))
+        pipeline.tag(other)  # the features ask first ...
+        start = other.text.index("CHF is")
+        chf = Mention(other.id, ((start, start + 3),))
+        pipeline.normalizer.normalize(other, [chf])  # ... then the normalizer, for the short form CHF
+        assert asked.count(other.text) == 2 and texts.count(other.text) == 1  # asked twice, detected once
+    assert len(abbreviations._RECENT) == abbreviations.RECENT_NOTES
+    assert pipeline.annotate(doc) == before and texts.count(doc.text) == 1  # same output, detector run again
+    assert abbreviations.find_definitions(doc.text) == real(doc.text)
