@@ -215,9 +215,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(results: dict, sides: list, meta: dict, started: str, args) -> str:
     old, new = sides
-    cmd = " ".join(["python benchmarks/bench_speed_scale.py",
-                    *(shlex.quote(a) if not a.startswith("/") else "OLD_VENV/bin/python"
-                      for a in (sys.argv[1:] if not args.out else sys.argv[1:]))])
+    shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name, "--notes",
+             str(args.notes), "--rounds", str(args.rounds), "--passes", str(args.passes)]
+    if args.out:
+        shown += ["--out", str(args.out)]
+    cmd = " ".join(["python benchmarks/bench_speed_scale.py", *map(shlex.quote, shown)])
     lines = [
         "# The normalizer at SNOMED CT's size: this code against a baseline", "",
         f"Command: `{cmd}` ({started}). The machine was shared with other work during the run, so old and new were "

@@ -58,7 +58,7 @@ def test_search_by_blocks_is_the_search_by_the_whole_product(hpo_index, monkeypa
     hpo_index.forget_searches()
     by_blocks = {k: hpo_index.search(queries, k) for k in (1, 10)}
     tops = hpo_index.top_cosines(queries)
-    blocks, hpo_index.blocks = hpo_index.blocks, None
+    hpo_index.blocks = None
     try:
         hpo_index.forget_searches()
         whole = {k: hpo_index.search(queries, k) for k in (1, 10)}
