@@ -27,6 +27,7 @@ import os
 import pickle
 import pstats
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -177,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, help="corpora directory (default $SHARE_NER_DATA or ../shared/data)")
     ap.add_argument("--work", type=Path, help="keep the lexicons and mentions here (default: a temporary directory)")
     ap.add_argument("--out", type=Path, help="write the results (Markdown) here")
+    ap.add_argument("--tag-notes", type=int, help="instead: time `share-ner tag` end to end on the first N MTSamples "
+                    "notes with the default model and with its copy linking the 250,000-string lexicon")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -197,6 +200,13 @@ def main(argv: list[str] | None = None) -> int:
             meta_file.write_text(json.dumps(meta))
         print(f"{meta['notes']:,} notes, {meta['mentions']:,} mentions, {meta['distinct']:,} distinct", flush=True)
         sides = {args.baseline_name: args.baseline_python, "this code": sys.executable}
+        if args.tag_notes:
+            text = tag_report(tag_end_to_end(work, sides, meta, args), sides, started, args)
+            print(text)
+            if args.out:
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text(text, encoding="utf-8")
+            return 0
         results: dict = {(s, lex): [] for s in sides for lex in meta["lexicons"]}
         for r in range(args.rounds):
             for lex, path in meta["lexicons"].items():
@@ -211,6 +221,58 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
     return 0
+
+
+def tag_end_to_end(work: Path, sides: dict, meta: dict, args) -> dict:
+    """CPU seconds of ``share-ner tag`` (process start to last note written) per side and model, alternately;
+    each side with its own cache directory, warmed by a first run that is not counted."""
+    notes = work / f"notes{args.tag_notes}"
+    if not notes.is_dir():
+        notes.mkdir()
+        source = data_dir(args.data) / "mtsamples" / "raw" / "notes"
+        for path in sorted(source.iterdir())[:args.tag_notes]:
+            (notes / path.name).symlink_to(path.resolve())
+    large = work / "large_model"
+    if not large.is_dir():
+        scale_module().write_model(large, Path(meta["lexicons"]["250k"]))
+    models = {"hpo": [], "250k": ["--model", str(large)]}
+    out: dict = {(side, m): [] for side in sides for m in models}
+    for r in range(args.rounds + 1):
+        for side, python in sides.items():
+            env = dict(os.environ, SHARE_NER_CACHE=str(work / f"cache-{side.replace(' ', '-')}"))
+            for model, extra in models.items():
+                cmd = [str(Path(python).parent / "share-ner"), "tag", str(notes), "--out", str(work / "tagged"),
+                       *extra]
+                shutil.rmtree(work / "tagged", ignore_errors=True)  # tag refuses to write into a used --out
+                before = os.times()
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if proc.returncode:
+                    sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+                after = os.times()
+                cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+                if r:
+                    out[(side, model)].append(cpu)
+                print(side, model, f"{cpu:.2f}", "(warm-up)" if not r else "", flush=True)
+    return out
+
+
+def tag_report(results: dict, sides: dict, started: str, args) -> str:
+    cmd = " ".join(["nice python benchmarks/bench_speed_scale.py --baseline-python OLD_VENV/bin/python",
+                    "--baseline-name", shlex.quote(args.baseline_name), "--tag-notes", str(args.tag_notes),
+                    "--rounds", str(args.rounds), *(["--out", str(args.out)] if args.out else [])])
+    lines = ["# `share-ner tag` end to end with a 250,000-string lexicon", "",
+             f"Command: `{cmd}` ({started}). The machine was shared with other work during the run, so the runs "
+             "alternate and are compared as ratios within the run.", "",
+             f"`share-ner tag` on the first {args.tag_notes:,} MTSamples notes (start-up, model and index load "
+             "from a warm cache, tagging, normalization, writing), with the default model (HPO lexicon) and with "
+             "its copy whose normalizer links the 250,000-string lexicon (gazetteer, settings and threshold the "
+             f"same). CPU seconds of the process, the best of {args.rounds} runs (all runs in brackets).", "",
+             "| code | HPO | 250,001 strings | rate with 250,001 strings / rate with HPO |", "|---|---:|---:|---:|"]
+    for side in sides:
+        a, b = results[(side, "hpo")], results[(side, "250k")]
+        lines.append(f"| {side} | {min(a):.2f} ({', '.join(f'{x:.2f}' for x in a)}) | {min(b):.2f} "
+                     f"({', '.join(f'{x:.2f}' for x in b)}) | {min(a) / min(b):.0%} |")
+    return "\n".join(lines) + "\n"
 
 
 def report(results: dict, sides: list, meta: dict, started: str, args) -> str:
