@@ -37,6 +37,21 @@ def find_definitions(text: str) -> list[tuple[Span, Span]]:
     """
     if "(" not in text or ")" not in text:
         return []
+    # The tagger's features and the normalizer both ask for the definitions of each note: the detector runs
+    # once, and the other asks the memo of the last notes (more than a batch of `share-ner tag`).
+    found = _RECENT.get(text)
+    if found is None:
+        found = _RECENT[text] = tuple(_detect(text))
+        if len(_RECENT) > RECENT_NOTES:
+            del _RECENT[next(iter(_RECENT))]
+    return list(found)
+
+
+RECENT_NOTES = 64
+_RECENT: dict[str, tuple[tuple[Span, Span], ...]] = {}
+
+
+def _detect(text: str) -> list[tuple[Span, Span]]:
     with warnings.catch_warnings():
         # W036: the detector's global matcher is empty when no definition was found.
         warnings.filterwarnings("ignore", message=r"\[W036\]")

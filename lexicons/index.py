@@ -29,17 +29,24 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse._sparsetools import csr_matvec  # y += A x for CSR arrays, as the sparse product itself calls it
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 from share_ner.notes import atomic_write_bytes
 
-INDEX_VERSION = 11
+INDEX_VERSION = 12
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
+# The best cosine of a query over a large index is found by blocks of names: a block's bound is the query's product
+# with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
+BLOCK_NAMES = 32  # names per block (sorted by their words, so a block's names share most 3-grams)
+BLOCKS_MIN_NAMES = 60_000  # below this many unique names the whole product is faster (HPO, 28,000: by 10-40%)
+FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with
+NEXT_BLOCKS = 4  # ... then the others that reach it, this many at first, twice as many each time after
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
@@ -244,6 +251,7 @@ class LexiconIndex:
     postings: sp.csr_matrix | None
     rewrites: Rewrites | None = None  # word swaps learned from names of one concept
     sources: frozenset[str] = frozenset()  # the lexicon's ``source`` values (HPO, SNOMEDCT_US, TRAIN, ...)
+    blocks: "NameBlocks | None" = None  # for :meth:`top_cosines` of a large index
 
     def __len__(self) -> int:
         return len(self.cuis)
@@ -255,6 +263,7 @@ class LexiconIndex:
         state.pop("_memos", None)  # ... and what other modules derive from them (see memo)
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         state.pop("_by_name", None)  # names x 3-grams (cosines): rebuilt on first use
+        state.pop("_tops", None)  # remembered best cosines: per process
         return state
 
     def vectors(self, queries: list[str]) -> sp.csr_matrix:
@@ -311,6 +320,17 @@ class LexiconIndex:
         memo: dict[tuple[str, int], tuple[bytes, bytes]] = self.__dict__.setdefault("_found", {})
 
         def hits(keys: list[tuple[str, int]]) -> Iterator[tuple[bytes, bytes]]:
+            if self.blocks is not None and k >= 1:
+                # by blocks of names, and by the whole product for the queries whose hits tie
+                by_blocks = list(self.blocks.top(self.vectors([q for q, _ in keys]), k))
+                left = [key for key, found in zip(keys, by_blocks) if found is None]
+                rest = iter(product(left) if left else ())
+                for found in by_blocks:
+                    yield found if found is not None else next(rest)
+                return
+            yield from product(keys)
+
+        def product(keys: list[tuple[str, int]]) -> Iterator[tuple[bytes, bytes]]:
             vectors = self.vectors([q for q, _ in keys])
             for lo, hi in self._product_chunks(vectors):
                 sims = (vectors[lo:hi] @ self.postings).tocsr()
@@ -348,10 +368,42 @@ class LexiconIndex:
         if vectors.shape[0]:
             yield start, vectors.shape[0]
 
+    def top_cosines(self, queries: list[str]) -> list[tuple[float, list[int]]]:
+        """Per soft-normalised query, its best tf-idf cosine over the names and the unique-name numbers that have
+        it: the cosine and names :meth:`search` would put first, bit for bit ((0.0, []) when no name shares a
+        3-gram with it). Over a large index only the blocks of names whose bound reaches the best cosine found
+        are scored (see :class:`NameBlocks`); over a small one, the search product without its top-k selection.
+        Remembered like :meth:`search`."""
+        if self.postings is None or self.vectorizer is None or not queries:
+            return [(0.0, []) for _ in queries]
+        memo: dict[str, tuple[float, tuple[int, ...]]] = self.__dict__.setdefault("_tops", {})
+
+        def tops(keys: list[str]) -> Iterator[tuple[float, tuple[int, ...]]]:
+            vectors = self.vectors(keys)
+            if self.blocks is not None:
+                yield from self.blocks.tops(vectors)
+                return
+            for lo, hi in self._product_chunks(vectors):
+                sims = (vectors[lo:hi] @ self.postings).tocsr()
+                filled = np.flatnonzero(np.diff(sims.indptr))
+                best = np.zeros(hi - lo, dtype=np.float32)
+                if len(filled):
+                    best[filled] = np.maximum.reduceat(sims.data, sims.indptr[filled])
+                rows = np.repeat(np.arange(hi - lo), np.diff(sims.indptr))
+                at = np.flatnonzero(sims.data == best[rows])
+                starts = np.searchsorted(rows[at], np.arange(hi - lo + 1))
+                names = sims.indices[at]
+                for i in range(hi - lo):
+                    yield float(best[i]), tuple(sorted(names[starts[i]:starts[i + 1]].tolist()))
+
+        fill_memo(memo, queries, SEARCH_MEMO, tops)
+        return [(memo[q][0], list(memo[q][1])) for q in queries]
+
     def forget_searches(self) -> None:
         """Drop the remembered search results (for timing a cold pass)."""
         self.__dict__.pop("_found", None)
         self.__dict__.pop("_memos", None)
+        self.__dict__.pop("_tops", None)
 
     def memo(self, name: str) -> dict:
         """A per-process memo, under ``name``, for results other modules derive from this index's searches:
@@ -373,6 +425,127 @@ class LexiconIndex:
         q = self.vectors(list(row_of))[[row_of[p[0]] for p in pairs]]
         n = by_name[[p[1] for p in pairs]]
         return [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
+
+
+class NameBlocks:
+    """The unique names of an index in blocks of :data:`BLOCK_NAMES`, for the best cosine of a query without its
+    whole product with the postings.
+
+    ``order[p]``: the name at position ``p`` (names sorted by their sorted words, so that a block holds names made
+    of the same words); ``rows``: names x 3-grams in that order; ``bounds``: 3-grams x blocks, the largest weight
+    of the 3-gram in the block. A query's product with ``bounds`` is at least its cosine with every name of the
+    block, also in float32: each term is at least the name's term, the terms are added in the same order (by
+    3-gram), and rounding is monotone. A name's cosine is computed as the search product computes it (float32,
+    by 3-gram, from zero), so it is the same float.
+    """
+
+    __slots__ = ("order", "rows", "bounds", "size")
+
+    def __init__(self, postings: sp.csr_matrix, names: list[str]) -> None:
+        self.size = size = BLOCK_NAMES
+        keys = np.array([" ".join(sorted(n.split())) for n in names], dtype=object)
+        self.order = np.argsort(keys, kind="stable").astype(np.int32)
+        rows = postings.T.tocsr()[self.order]
+        rows.sort_indices()
+        self.rows = rows
+        by_gram = rows.T.tocsr()  # 3-grams x positions, positions ascending: blocks contiguous in each row
+        by_gram.sort_indices()
+        gram = np.repeat(np.arange(by_gram.shape[0], dtype=np.int64), np.diff(by_gram.indptr))
+        block = by_gram.indices.astype(np.int64) // size
+        n_blocks = (len(names) + size - 1) // size
+        key = gram * n_blocks + block
+        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, int)
+        top = np.maximum.reduceat(by_gram.data, starts) if len(key) else by_gram.data
+        self.bounds = sp.csr_matrix((top.astype(np.float32), (gram[starts], block[starts])),
+                                    shape=(by_gram.shape[0], n_blocks))
+
+    def __getstate__(self) -> tuple:
+        return self.order, self.rows, self.bounds, self.size
+
+    def __setstate__(self, state: tuple) -> None:
+        self.order, self.rows, self.bounds, self.size = state
+
+    def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Per row of ``vectors``: (names, cosines) of scored names (cosine above 0) that include every name whose
+        cosine is at least the ``k``-th highest, ties included. Blocks are scored by decreasing bound, the few
+        highest first, then every other block whose bound reaches the ``k``-th cosine found so far."""
+        bounds = (vectors @ self.bounds).tocsr()
+        n_names, n_grams = self.rows.shape
+        indptr, all_indices, all_data = self.rows.indptr, self.rows.indices, self.rows.data
+        dense = np.zeros(n_grams, dtype=np.float32)
+        for i in range(vectors.shape[0]):
+            q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
+            dense[q_cols] = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
+            b_data = bounds.data[bounds.indptr[i]:bounds.indptr[i + 1]]
+            b_cols = bounds.indices[bounds.indptr[i]:bounds.indptr[i + 1]]
+            first = np.argpartition(-b_data, FIRST_BLOCKS - 1)[:FIRST_BLOCKS] if len(b_data) > FIRST_BLOCKS \
+                else np.arange(len(b_data))
+            got_pos: list[np.ndarray] = []
+            got_cos: list[np.ndarray] = []
+            cut, n_got = 0.0, 0
+            queue, at, step = first, 0, len(first)
+            while at < len(queue):
+                chosen = queue[at:at + step]
+                at += step
+                chosen = chosen[b_data[chosen] >= cut]
+                if len(chosen):
+                    starts = b_cols[chosen].astype(np.int64) * self.size
+                    sizes = np.minimum(starts + self.size, n_names) - starts
+                    positions = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) \
+                        + np.arange(int(sizes.sum()))
+                    lo = indptr[positions]
+                    lengths = indptr[positions + 1] - lo
+                    sub_ptr = np.zeros(len(positions) + 1, dtype=indptr.dtype)
+                    np.cumsum(lengths, out=sub_ptr[1:])
+                    take = np.repeat(lo - sub_ptr[:-1], lengths) + np.arange(sub_ptr[-1])
+                    cos = np.zeros(len(positions), dtype=np.float32)
+                    csr_matvec(len(positions), n_grams, sub_ptr, all_indices[take], all_data[take], dense, cos)
+                    keep = cos > 0
+                    got_pos.append(positions[keep])
+                    got_cos.append(cos[keep])
+                    n_got += int(keep.sum())
+                    if n_got >= k:
+                        every = np.concatenate(got_cos)
+                        cut = float(np.partition(every, n_got - k)[n_got - k])
+                if queue is first:
+                    # then every other block whose bound reaches the cut, highest bound first
+                    reach = b_data >= cut
+                    reach[first] = False
+                    rest = np.flatnonzero(reach)
+                    queue, at, step = rest[np.argsort(-b_data[rest], kind="stable")], 0, NEXT_BLOCKS
+                else:
+                    step = min(step * 2, 64)
+            dense[q_cols] = 0.0
+            if got_pos:
+                yield self.order[np.concatenate(got_pos)], np.concatenate(got_cos)
+            else:
+                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+
+    def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
+        """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""
+        for names, cos in self.scan(vectors, 1):
+            if not len(cos):
+                yield 0.0, ()
+                continue
+            best = cos.max()
+            yield float(best), tuple(sorted(names[cos == best].tolist()))
+
+    def top(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[bytes, bytes] | None]:
+        """Per row of ``vectors``, what :meth:`LexiconIndex.search` remembers for it (names and cosines as bytes,
+        best first), or None when two of those ``k`` names, or the ``k``-th and a name left out, have the same
+        cosine: then which come first depends on the order of the search product, so that product decides."""
+        for names, cos in self.scan(vectors, k):
+            order = np.argsort(-cos, kind="stable")
+            names, cos = names[order], cos[order]
+            if len(cos) > k:
+                if cos[k] == cos[k - 1]:
+                    yield None
+                    continue
+                names, cos = names[:k], cos[:k]
+            if len(cos) > 1 and bool((cos[1:] == cos[:-1]).any()):
+                yield None
+                continue
+            yield names.astype(np.int32).tobytes(), cos.astype(np.float32).tobytes()
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:
@@ -415,9 +588,11 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
             postings = vectorizer.fit_transform(unique_names).T.tocsr()
         except ValueError:  # every name shorter than a 3-gram
             vectorizer = postings = None
+    blocks = NameBlocks(postings, unique_names) if postings is not None and len(unique_names) >= BLOCKS_MIN_NAMES \
+        else None
     return LexiconIndex(lexicon.content_hash, cuis, preferred, counts, Groups(exact), Groups(key), unique_names,
                         Groups(unique), vectorizer, postings, learn_rewrites(zip(cuis, key_of_row)),
-                        frozenset(e.source for e in entries))
+                        frozenset(e.source for e in entries), blocks)
 
 
 def index_cache_path(content_hash: str) -> Path:

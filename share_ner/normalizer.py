@@ -61,7 +61,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -306,13 +306,35 @@ def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str,
 _PAREN = re.compile(r"\s*\(\s*([^()\s][^()]{0,11}?)\s*\)")
 
 
-def _may_be_defined(mention: str, text: str) -> bool:
+def _may_be_defined(mention: str, text: str | tuple[tuple[str, ...], tuple[str, ...]]) -> bool:
     """Cheap test before running the abbreviation detector on a note: does a short, capitalised word of the
-    mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")?"""
+    mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")? ``text``: the note, or its
+    :func:`_parenthesis_runs`."""
+    after, before = _parenthesis_runs(text) if isinstance(text, str) else text
     for w in mention.split():
-        if len(w) <= 10 and any(c.isupper() for c in w) and (f"({w}" in text or f"{w} (" in text):
+        if len(w) <= 10 and any(c.isupper() for c in w) and (any(r.startswith(w) for r in after)
+                                                             or any(r.endswith(w) for r in before)):
             return True
     return False
+
+
+_AFTER_PARENTHESIS = re.compile(r"\((?=(\S{1,10}))")
+
+
+def _parenthesis_runs(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What :func:`_may_be_defined` looks for, once per note instead of a scan of the note per mention: the
+    first (up to 10) non-space characters after each "(", and the last (up to 10) before each " (". A word ``w``
+    without spaces, of at most 10 characters, is in the note as "(w" exactly when it begins one of the first,
+    and as "w (" exactly when it ends one of the second."""
+    after = {m.group(1) for m in _AFTER_PARENTHESIS.finditer(text)}
+    before = set()
+    p = text.find(" (")
+    while p >= 0:
+        chunk = text[max(0, p - 10):p]
+        if chunk and not chunk[-1].isspace():
+            before.add(chunk.split()[-1])
+        p = text.find(" (", p + 1)
+    return tuple(sorted(after)), tuple(sorted(before))
 
 
 def _clinical_abbreviations() -> dict[str, list[str]]:
@@ -350,6 +372,9 @@ class Normalizer:
         self.ranker_: tuple[list[float], float] | None = None  # (coefficients, intercept) of the re-ranker
         self.contexts_: NoteContexts | None = None  # training notes of ambiguous training strings (note_context)
         self._collect_features = False
+        # decisions of the steps that depend on the mention string alone, per string (_remembered)
+        self._steps: dict[tuple[str, str], Decision | None] = {}
+        self._steps_anchor: dict | None = None
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
@@ -360,6 +385,10 @@ class Normalizer:
         of the site list it had; it is saved with the normalizer."""
         self.site_abbreviations = {a: list(dict.fromkeys(e)) for a, e in abbreviations.items() if e}
         self._abbreviations = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The per-string step memo is per process (it follows the lexicon index's search memo).
+        return {**self.__dict__, "_steps": {}, "_steps_anchor": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -409,9 +438,13 @@ class Normalizer:
         out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
         # (note, position, queries, thesaurus queries, tried)
         pending: list[tuple[int, int, list[str], list[str], list[str]]] = []
+        def step(fn: Callable[[str, list[str]], Decision | None], text: str, tried: list[str]) -> Decision | None:
+            return fn(text, tried) if trace else self._remembered(fn, text)
+
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
+            parens = _parenthesis_runs(doc.text) if cfg.use_abbreviations else ((), ())
             for i, m in enumerate(mentions):
                 text = mention_string(doc, m) if m.end <= len(doc.text) else ""
                 if not text.strip():
@@ -419,41 +452,41 @@ class Normalizer:
                     continue
                 tried: list[str] = []
                 d = None
-                if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, doc.text):
+                if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, parens):
                     # A short form defined in this note means what the note says, whatever it meant in training.
                     if definitions is None:
                         definitions = {**paired, **self._definitions(doc)}
                     long_form = definitions.get(text.strip())
                     if long_form:
-                        d = self._exact_steps(long_form, tried)
+                        d = step(self._exact_steps, long_form, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", long_form
                 if d is None and cfg.use_abbreviations and self.site_abbreviations:
                     # The site's own list says what its abbreviations mean, before what training or the lexicon
                     # say the short form itself means ("MI" is *myocardial infarction* in HPO).
                     for exp in self._site_expansions(text):
-                        d = self._exact_steps(exp, tried)
+                        d = step(self._exact_steps, exp, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
                 if d is None:
-                    d = self._exact_steps(text, tried)
+                    d = step(self._exact_steps, text, tried)
                 expansions: list[str] = []
                 if d is None and cfg.use_abbreviations:
-                    if definitions is None and _may_be_defined(text, doc.text):
+                    if definitions is None and _may_be_defined(text, parens):
                         definitions = {**paired, **self._definitions(doc)}
                     expansions = self._expansions(text, definitions or {})
                     for exp in expansions:
-                        d = self._exact_steps(exp, tried)
+                        d = step(self._exact_steps, exp, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
                 if d is None and cfg.use_partial:
-                    d = self._coordination(text, tried)
+                    d = step(self._coordination, text, tried)
                 if d is None and cfg.use_rewrites:
-                    d = self._rewrite(text, tried)
+                    d = step(self._rewrite, text, tried)
                 if d is None and cfg.use_partial:
-                    d = self._partial(text, tried)
+                    d = step(self._partial, text, tried)
                 if d is None:
                     if cfg.use_tfidf:
                         # A short form defined in the note is searched by its long form only: the letters of
@@ -479,6 +512,25 @@ class Normalizer:
             for (doc, _), ds in zip(batch, out):
                 _prefer_similar_notes(self.contexts_, doc, ds)
         return [[d for d in ds if d is not None] for ds in out]
+
+    def _remembered(self, fn: Callable[[str, list[str]], Decision | None], text: str) -> Decision | None:
+        """``fn(text)`` for one of the steps that depend on the mention string alone (exact, coordination,
+        rewrite, suffix), remembered per string: clinical notes repeat their disorder names. A copy, since
+        decisions are edited afterwards. The memo lives and is forgotten with the lexicon index's search memo
+        (:meth:`LexiconIndex.forget_searches`), and holds up to :data:`SEARCH_MEMO` strings."""
+        anchor = next((index for index in (self._lex, self._gaz) if index is not None), None)
+        if anchor is None:
+            return fn(text, [])
+        found = anchor.__dict__.setdefault("_found", {})
+        if self._steps_anchor is not found:
+            self._steps_anchor, self._steps = found, {}
+        key = (fn.__name__, text)
+        if key not in self._steps:
+            if len(self._steps) >= SEARCH_MEMO:
+                self._steps.clear()
+            self._steps[key] = fn(text, [])
+        d = self._steps[key]
+        return None if d is None else replace(d)
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
         cfg = self.config
@@ -672,14 +724,24 @@ class Normalizer:
             [{} for _ in queries]
         scorer = getattr(fuzz, cfg.fuzz_scorer)
         ranker = self.ranker_ if cfg.use_ranker else None
-        searched = [(index, source, index.search(flat, cfg.top_k))
-                    for index, source in ((self._gaz, "train"), (self._lex, "lexicon")) if index is not None]
+        indexes = [(index, source) for index, source in ((self._gaz, "train"), (self._lex, "lexicon"))
+                   if index is not None]
         # A query none of whose candidates can reach the CUI-less threshold cannot decide its mention: its
         # candidates are not scored, nor, under `dense`, is it embedded (see _skip_bounds).
         live = list(range(len(flat)))
         skipped: dict[int, float] = {}  # mention → highest bound of its skipped queries
-        if cfg.use_threshold and ranker is None and not trace and not self._collect_features and _bounded(cfg) \
-                and self.threshold_ > _mixed_score(cfg, 0.0, 1.0, 0.0, 1.0, 0.0 if cfg.dense else None, True):
+        skipping = cfg.use_threshold and ranker is None and not trace and not self._collect_features \
+            and _bounded(cfg) \
+            and self.threshold_ > _mixed_score(cfg, 0.0, 1.0, 0.0, 1.0, 0.0 if cfg.dense else None, True)
+        if skipping and not cfg.dense:
+            # Only the live queries are searched in full; the others need their best cosine, which a large
+            # index finds by blocks of names (LexiconIndex.top_cosines), and to know whether they have a
+            # candidate at all.
+            searched, live = self._search_live(indexes, flat, thesaurus, coordinated, owner, skipped)
+            skipping = False
+        else:
+            searched = [(index, source, index.search(flat, cfg.top_k)) for index, source in indexes]
+        if skipping:
             # (a threshold no higher than the lowest bound there can be skips nothing: no bounds computed)
             live = []
             for q_i, bound in enumerate(self._skip_bounds(flat, thesaurus, [found for _, _, found in searched])):
@@ -761,6 +823,46 @@ class Normalizer:
                 d.features = [(c, v[5]) for c, v in ranked]
             decisions.append(d)
         return decisions
+
+    def _search_live(self, indexes: list[tuple[LexiconIndex, str]], flat: list[str], thesaurus: list[bool],
+                     coordinated: list[bool], owner: list[int], skipped: dict[int, float],
+                     ) -> tuple[list[tuple[LexiconIndex, str, list[list[tuple[int, float]]]]], list[int]]:
+        """The queries whose bound (:meth:`_skip_bounds`) reaches the threshold, with their hits per index (the
+        other queries' hits left empty), and, in ``skipped``, the bound of each other mention that has a
+        candidate: what the search of every query followed by the bounds gives, without searching all of them.
+        A query's best cosine over each index comes from :meth:`LexiconIndex.top_cosines`; it has a candidate
+        when one of the names with that cosine is one (all of them are among its ``top_k`` hits when there are
+        no more than ``top_k``); otherwise its hits are searched to tell."""
+        k = self.config.top_k
+        tops = [index.top_cosines(flat) for index, _ in indexes]
+        best = [max((t[q_i][0] for t in tops), default=0.0) for q_i in range(len(flat))]
+        bounds = self._skip_bounds(flat, thesaurus, [[[(0, c)] for c in best]])
+        live = [q_i for q_i, b in enumerate(bounds) if b >= self.threshold_]
+        hits: list[list[list[tuple[int, float]]]] = [[[] for _ in flat] for _ in indexes]
+        live_queries = [flat[q_i] for q_i in live]
+        for j, (index, _) in enumerate(indexes):
+            if live_queries:
+                for q_i, found in zip(live, index.search(live_queries, k)):
+                    hits[j][q_i] = found
+        for q_i, bound in enumerate(bounds):
+            if bound >= self.threshold_ or bound <= skipped.get(owner[q_i], -1.0):
+                continue
+            q, coord = flat[q_i], coordinated[q_i]
+            has = False
+            for j, (index, _) in enumerate(indexes):
+                _, at = tops[j][q_i]
+                if not at:
+                    continue
+                if len(at) <= k and any(self._candidate_label(index, u, q, coord) is not None for u in at):
+                    has = True
+                    break
+                found = index.search([q], k)[0]
+                if any(self._candidate_label(index, u, q, coord) is not None for u, _ in found):
+                    has = True
+                    break
+            if has:
+                skipped[owner[q_i]] = bound
+        return [(index, source, h) for (index, source), h in zip(indexes, hits)], live
 
     def _candidate_label(self, index: LexiconIndex, u: int, query: str, coordinated: bool) -> str | None:
         """The label of unique name ``u`` of ``index`` as a step-7 candidate for ``query``, or None if it is

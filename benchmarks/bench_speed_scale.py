@@ -1,0 +1,315 @@
+"""The normalizer at SNOMED CT's size, this code against a baseline, in one run.
+
+The lexicons are those of ``bench_scale.py`` (in ``eval/``, or ``benchmarks/`` once moved there): the embedded HPO
+lexicon, and HPO + ICD-10-CM titles + composed names, 250,000 strings (``pip install -e '.[bench]'``). Each is
+linked, as ``share-ner tag`` would, with the default model's training gazetteer, settings and CUI-less threshold.
+The mentions are those the default model finds in the first ``--notes`` MTSamples notes.
+
+Each measurement runs in a fresh process of one of two Python environments: this checkout's and a baseline's
+(``--baseline-python``: the interpreter of a venv where another checkout of share-ner is installed). The two are
+run alternately, ``--rounds`` times each, and each process times ``--passes`` cold passes (string caches and
+search memo emptied) 16 notes at a time and keeps the best; the table shows the best process of each side.
+Rates are mentions per CPU second of the process. Every process also hashes the label and step of every mention
+(decisions made 16 notes at a time), so the table says whether the two sides decide the same.
+
+    nice python benchmarks/bench_speed_scale.py --baseline-python OLD_VENV/bin/python \\
+        --out benchmarks/results/speed_scale.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import io
+import json
+import os
+import pickle
+import pstats
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+BATCH = 16  # notes normalized together: a batch of ``share-ner tag``
+
+
+def data_dir(arg: Path | None) -> Path:
+    if arg is not None:
+        return arg
+    if os.environ.get("SHARE_NER_DATA"):
+        return Path(os.environ["SHARE_NER_DATA"])
+    return REPO.parent / "shared" / "data"
+
+
+def scale_module():
+    """``bench_scale`` (where it is: ``eval/`` or ``benchmarks/``), for its lexicons."""
+    for where in (HERE, REPO / "eval"):
+        if (where / "bench_scale.py").is_file():
+            sys.path.insert(0, str(where))
+            import bench_scale
+
+            return bench_scale
+    sys.exit("bench_scale.py not found in benchmarks/ or eval/")
+
+
+# ---------------------------------------------------------------- preparation (this checkout)
+
+
+def prepare(tmp: Path, data: Path, n_notes: int) -> dict:
+    """Lexicon files and the mentions of the first ``n_notes`` MTSamples notes, pickled for the children."""
+    from share_ner.default_model import default_model_dir
+    from share_ner.notes import read_notes
+    from share_ner.pipeline import Pipeline
+
+    bench_scale = scale_module()
+    files = bench_scale.write_lexicons(tmp)
+    if "hpo+icd+composed" not in files:
+        sys.exit("simple-icd-10-cm is not installed: pip install -e '.[bench]'")
+    pipe = Pipeline.load(default_model_dir())
+    notes = read_notes(data / "mtsamples" / "raw" / "notes")
+    ids = sorted(notes)[:n_notes]
+    mentions = {d: ms for d in ids if (ms := pipe.tag(notes[d]))}
+    docs = {d: notes[d] for d in mentions}
+    (tmp / "mentions.pkl").write_bytes(pickle.dumps((docs, mentions)))
+    distinct = {" ".join(m.text(docs[d].text).split()).lower() for d, ms in mentions.items() for m in ms}
+    return {"lexicons": {"hpo": str(files["hpo"]), "250k": str(files["hpo+icd+composed"])}, "notes": len(ids),
+            "mentions": sum(map(len, mentions.values())), "distinct": len(distinct)}
+
+
+# ---------------------------------------------------------------- child (either checkout)
+
+
+def _cold(norm) -> None:
+    """Empty the string caches and the search memo, as a new process would have them."""
+    import share_ner.lexicons.index as index_mod
+    import share_ner.normalizer as normalizer_mod
+
+    for module in (index_mod, normalizer_mod):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", "") == module.__name__:
+                value.cache_clear()
+    for index in (norm._gaz, norm._lex):
+        if index is not None:
+            index.forget_searches()
+
+
+def _batches(docs: dict, mentions: dict) -> list:
+    ids = list(mentions)
+    return [[(docs[d], mentions[d]) for d in ids[i:i + BATCH]] for i in range(0, len(ids), BATCH)]
+
+
+def child(lexicon_file: str, mentions_file: str, passes: int, profile: bool) -> dict:
+    from share_ner.batch import settle_heap
+    from share_ner.default_model import default_model_dir
+    from share_ner.lexicons import load_lexicon
+    from share_ner.normalizer import Normalizer
+    from share_ner.pipeline import Pipeline
+
+    own = Pipeline.load(default_model_dir()).normalizer
+    lexicon = load_lexicon(lexicon_file)
+    norm = Normalizer(lexicon, own.gazetteer, own.config, own.threshold_)
+    docs, mentions = pickle.loads(Path(mentions_file).read_bytes())
+    batches = _batches(docs, mentions)
+    n = sum(len(ms) for ms in mentions.values())
+    digest = hashlib.sha256()
+    for batch in batches[:2]:  # warm: the abbreviation detector's pipeline
+        norm.decide_many(batch)
+    settle_heap()
+    _cold(norm)
+    for batch in batches:
+        for (doc, _), decisions in zip(batch, norm.decide_many(batch)):
+            for i, d in enumerate(decisions):
+                digest.update(f"{doc.id}\t{i}\t{d.cui}\t{d.method}\n".encode())
+    rates = []
+    for _ in range(passes):
+        _cold(norm)
+        cpu = time.process_time()
+        for batch in batches:
+            norm.decide_many(batch)
+        rates.append(n / (time.process_time() - cpu))
+    out = {"rate": max(rates), "rates": rates, "hash": digest.hexdigest()[:16], "mentions": n}
+    if profile:
+        _cold(norm)
+        prof = cProfile.Profile()
+        prof.enable()
+        for batch in batches:
+            norm.decide_many(batch)
+        prof.disable()
+        out["profile"] = profile_rows(prof)
+    return out
+
+
+def profile_rows(prof: cProfile.Profile, top: int = 10) -> list:
+    """The ``top`` functions by own time: (function, share of own time, share of time under it)."""
+    stats = pstats.Stats(prof, stream=io.StringIO())
+    total = sum(row[2] for row in stats.stats.values()) or 1.0
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]
+    out = []
+    for (file, line, name), (_, _, own, cum, _) in rows:
+        where = Path(file).name if file != "~" else ""
+        out.append([f"{where}:{line}({name})" if where else name, own / total, cum / total])
+    return out
+
+
+# ---------------------------------------------------------------- parent
+
+
+def run_child(python: str, *args: str) -> dict:
+    proc = subprocess.run([python, str(Path(__file__).resolve()), "--child", *args], capture_output=True,
+                          text=True, cwd=tempfile.gettempdir())
+    if proc.returncode != 0:
+        sys.exit(f"child {python} {args[0]} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--baseline-python", help="the Python of a venv with the baseline installed")
+    ap.add_argument("--baseline-name", default="baseline", help="what to call the baseline in the table")
+    ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to tag (default 1000)")
+    ap.add_argument("--rounds", type=int, default=3, help="processes per side and lexicon, run alternately")
+    ap.add_argument("--passes", type=int, default=2, help="timed passes per process (best kept)")
+    ap.add_argument("--data", type=Path, help="corpora directory (default $SHARE_NER_DATA or ../shared/data)")
+    ap.add_argument("--work", type=Path, help="keep the lexicons and mentions here (default: a temporary directory)")
+    ap.add_argument("--out", type=Path, help="write the results (Markdown) here")
+    ap.add_argument("--tag-notes", type=int, help="instead: time `share-ner tag` end to end on the first N MTSamples "
+                    "notes with the default model and with its copy linking the 250,000-string lexicon")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        lexicon_file, mentions_file, passes, profile = args.child
+        print(json.dumps(child(lexicon_file, mentions_file, int(passes), profile == "1")))
+        return 0
+    if not args.baseline_python:
+        ap.error("--baseline-python is required")
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    with tempfile.TemporaryDirectory(prefix="share-ner-bench-speed-scale-") as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        meta_file = work / "meta.json"
+        if meta_file.is_file():
+            meta = json.loads(meta_file.read_text())
+        else:
+            meta = prepare(work, data_dir(args.data), args.notes)
+            meta_file.write_text(json.dumps(meta))
+        print(f"{meta['notes']:,} notes, {meta['mentions']:,} mentions, {meta['distinct']:,} distinct", flush=True)
+        sides = {args.baseline_name: args.baseline_python, "this code": sys.executable}
+        if args.tag_notes:
+            text = tag_report(tag_end_to_end(work, sides, meta, args), sides, started, args)
+            print(text)
+            if args.out:
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                args.out.write_text(text, encoding="utf-8")
+            return 0
+        results: dict = {(s, lex): [] for s in sides for lex in meta["lexicons"]}
+        for r in range(args.rounds):
+            for lex, path in meta["lexicons"].items():
+                for side, python in sides.items():
+                    profile = "1" if r == 0 and lex == "250k" else "0"
+                    res = run_child(python, path, str(work / "mentions.pkl"), str(args.passes), profile)
+                    results[(side, lex)].append(res)
+                    print(side, lex, f"{res['rate']:,.0f}", res["hash"], flush=True)
+    text = report(results, list(sides), meta, started, args)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+def tag_end_to_end(work: Path, sides: dict, meta: dict, args) -> dict:
+    """CPU seconds of ``share-ner tag`` (process start to last note written) per side and model, alternately;
+    each side with its own cache directory, warmed by a first run that is not counted."""
+    notes = work / f"notes{args.tag_notes}"
+    if not notes.is_dir():
+        notes.mkdir()
+        source = data_dir(args.data) / "mtsamples" / "raw" / "notes"
+        for path in sorted(source.iterdir())[:args.tag_notes]:
+            (notes / path.name).symlink_to(path.resolve())
+    large = work / "large_model"
+    if not large.is_dir():
+        scale_module().write_model(large, Path(meta["lexicons"]["250k"]))
+    models = {"hpo": [], "250k": ["--model", str(large)]}
+    out: dict = {(side, m): [] for side in sides for m in models}
+    for r in range(args.rounds + 1):
+        for side, python in sides.items():
+            env = dict(os.environ, SHARE_NER_CACHE=str(work / f"cache-{side.replace(' ', '-')}"))
+            for model, extra in models.items():
+                cmd = [str(Path(python).parent / "share-ner"), "tag", str(notes), "--out", str(work / "tagged"),
+                       *extra]
+                shutil.rmtree(work / "tagged", ignore_errors=True)  # tag refuses to write into a used --out
+                before = os.times()
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if proc.returncode:
+                    sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
+                after = os.times()
+                cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+                if r:
+                    out[(side, model)].append(cpu)
+                print(side, model, f"{cpu:.2f}", "(warm-up)" if not r else "", flush=True)
+    return out
+
+
+def tag_report(results: dict, sides: dict, started: str, args) -> str:
+    cmd = " ".join(["nice python benchmarks/bench_speed_scale.py --baseline-python OLD_VENV/bin/python",
+                    "--baseline-name", shlex.quote(args.baseline_name), "--tag-notes", str(args.tag_notes),
+                    "--rounds", str(args.rounds), *(["--out", str(args.out)] if args.out else [])])
+    lines = ["# `share-ner tag` end to end with a 250,000-string lexicon", "",
+             f"Command: `{cmd}` ({started}). The machine was shared with other work during the run, so the runs "
+             "alternate and are compared as ratios within the run.", "",
+             f"`share-ner tag` on the first {args.tag_notes:,} MTSamples notes (start-up, model and index load "
+             "from a warm cache, tagging, normalization, writing), with the default model (HPO lexicon) and with "
+             "its copy whose normalizer links the 250,000-string lexicon (gazetteer, settings and threshold the "
+             f"same). CPU seconds of the process, the best of {args.rounds} runs (all runs in brackets).", "",
+             "| code | HPO | 250,001 strings | rate with 250,001 strings / rate with HPO |", "|---|---:|---:|---:|"]
+    for side in sides:
+        a, b = results[(side, "hpo")], results[(side, "250k")]
+        lines.append(f"| {side} | {min(a):.2f} ({', '.join(f'{x:.2f}' for x in a)}) | {min(b):.2f} "
+                     f"({', '.join(f'{x:.2f}' for x in b)}) | {min(a) / min(b):.0%} |")
+    return "\n".join(lines) + "\n"
+
+
+def report(results: dict, sides: list, meta: dict, started: str, args) -> str:
+    old, new = sides
+    shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name, "--notes",
+             str(args.notes), "--rounds", str(args.rounds), "--passes", str(args.passes)]
+    if args.out:
+        shown += ["--out", str(args.out)]
+    cmd = " ".join(["python benchmarks/bench_speed_scale.py", *map(shlex.quote, shown)])
+    lines = [
+        "# The normalizer at SNOMED CT's size: this code against a baseline", "",
+        f"Command: `{cmd}` ({started}). The machine was shared with other work during the run, so old and new were "
+        "run alternately and are compared as ratios within the run.", "",
+        f"Mentions: the {meta['mentions']:,} mentions ({meta['distinct']:,} distinct strings) the default model finds "
+        f"in the first {meta['notes']:,} MTSamples notes, normalized {BATCH} notes at a time with the default "
+        "model's gazetteer, settings and threshold plus the lexicon of the row. Rates: mentions per CPU second, the "
+        f"best of {args.passes} cold passes per process and of {args.rounds} processes per side (all processes in "
+        "brackets). Decisions: a hash of every mention's label and step.", "",
+        f"| lexicon | {old} | this code | new / old | decisions equal |", "|---|---:|---:|---:|---|"]
+    for lex, label in (("hpo", "HPO (35,957 strings)"), ("250k", "HPO + ICD-10-CM + composed (250,001 strings)")):
+        a, b = results[(old, lex)], results[(new, lex)]
+        ra, rb = max(x["rate"] for x in a), max(x["rate"] for x in b)
+        hashes = {x["hash"] for x in a + b}
+        all_a = ", ".join(f"{x['rate']:,.0f}" for x in a)
+        all_b = ", ".join(f"{x['rate']:,.0f}" for x in b)
+        same = "yes" if len(hashes) == 1 else "NO"
+        shown = "`, `".join(sorted(hashes))
+        lines.append(f"| {label} | {ra:,.0f} ({all_a}) | {rb:,.0f} ({all_b}) | {rb / ra:.2f} | {same} (`{shown}`) |")
+    for side in sides:
+        prof = next((x["profile"] for x in results[(side, "250k")] if "profile" in x), None)
+        if not prof:
+            continue
+        lines += ["", f"Profile, {side}, 250,001 strings (one cold pass under cProfile; shares of the profiled time):",
+                  "", "| function | own time | time under it |", "|---|---:|---:|"]
+        lines += [f"| `{name}` | {own:.0%} | {cum:.0%} |" for name, own, cum in prof]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
