@@ -68,12 +68,22 @@ def markdown(table: Table) -> str:
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
 
 
+COMMAND_LINES = (
+    r"(?:Command:|Produced by|Measured with) `([^`]+)`",  # a sentence naming it
+    r"^`((?:nice )?python benchmarks/[^`]+)`",  # a paragraph opening with it
+    r"^    ((?:nice )?python benchmarks/\S.*)$",  # an indented code line
+)
+
+
 def command(name: str) -> str:
-    """The command a results file says wrote it (its ``Command:`` or ``Produced by`` line's first code span)."""
-    m = re.search(r"(?:Command:|Produced by) `([^`]+)`", _text(name))
-    if not m:
-        raise SystemExit(f"{name}: no 'Command:' line")
-    return m.group(1)
+    """The command a results file says wrote it: the first code span of its ``Command:``, ``Produced by`` or
+    ``Measured with`` line, else a paragraph or indented line that is a ``python benchmarks/...`` command."""
+    text = _text(name)
+    for pattern in COMMAND_LINES:
+        m = re.search(pattern, text, re.MULTILINE)
+        if m:
+            return m.group(1).strip()
+    raise SystemExit(f"{name}: no line naming the command that wrote it")
 
 
 def block(title: str, name: str, body: str, note: str = "") -> str:
@@ -146,8 +156,72 @@ def others() -> str:
     ])
 
 
+def attributes() -> str:
+    main = pick(tables("attributes.md")[0], None,
+                ["system", "negation accuracy", "negated P / R / F1", "historical F1", "hypothetical F1",
+                 "spans per CPU s"])
+    tag = tables("attributes.md", "## End-to-end")[0]
+    return block("Disorder attributes (ShARe/CLEF 2014 Task 2a), NegEx/ConText test kit dev half, gold spans",
+                 "attributes.md", markdown(main) + "\n\n" + markdown(tag),
+                 "PY is a venv of its own with `pip install '.[peers]'` (medspaCy pins spaCy < 3.8); the second "
+                 "table is `share-ner tag` with the default model on 500 MTSamples notes, with and without "
+                 "attributes ([docs/attributes.md](docs/attributes.md))")
+
+
+def default_real() -> str:
+    recall = tables("default_real.md")[0]
+    corpora = pick(tables("default_real.md", "## Test corpora")[0], None,
+                   ["split", "strict F1", "relaxed F1", "upper-cased strict F1", "strict drop",
+                    "Task 1b acc. strict"])
+    return block("The embedded default model on real clinical sentences and on upper-cased corpora",
+                 "default_real.md",
+                 markdown(recall) + "\n\n" + markdown([[c.replace("**", "") for c in r] for r in corpora]),
+                 "recall of the annotated condition in negex_kit/dev sentences; the test corpora as published "
+                 "and upper-cased (offsets unchanged); Task 1b end to end on Mantra GSC, the one corpus with CUIs")
+
+
+def fault_injection() -> str:
+    table = tables("fault_injection.md")[0]
+    head, body = table[0], table[1:]
+    # counted from the row's end: a case's description may hold a '|' ("ROW_IDs with '||'")
+    verdict, leaked = head.index("verdict") - len(head), head.index("text leaked") - len(head)
+    kept = sum(1 for r in body if r[verdict] == "nothing lost")
+    text = sum(int(r[leaked]) for r in body)
+    line = (f"{len(body)} fault cases (workers killed, a note that kills every worker, bad and duplicate rows, "
+            f"disk full, SIGTERM and SIGKILL then resume, a 5 MB note, ...): {kept} of {len(body)} "
+            f"'nothing lost' (every good note's output equal to a clean run's, every bad record rejected by "
+            f"name); note text leaked into rejects, stderr, summaries or errors: {text}")
+    return block("`share-ner tag` and `train` under injected faults", "fault_injection.md", line)
+
+
+def spark() -> str:
+    runs = pick(tables("spark.md")[0], None,
+                ["run", "job / run wall (s)", "notes/s, wall", "CPU s of the job / run, all processes",
+                 "notes per CPU s"])
+    targets = pick(tables("spark.md")[1], None, ["target", "measured", "met"])
+    return block("`share-ner spark` against `share-ner tag`", "spark.md", markdown(runs) + "\n\n" + markdown(targets),
+                 "MTSamples notes, default model")
+
+
+def spacy() -> str:
+    table = pick(tables("spacy.md")[0], None,
+                 ["corpus", "notes", "mentions", "boundaries inside a spaCy token", "notes whose spans differ",
+                  "spaCy / api"])
+    return block("The spaCy component on real text", "spacy.md", markdown(table),
+                 "default model; `spaCy / api` is the CPU time of `nlp.pipe` over that of `annotator.pipe` "
+                 "([docs/spacy.md](docs/spacy.md))")
+
+
+def report() -> str:
+    table = pick(tables("report.md")[0], None,
+                 ["run", "notes", "systems", "page (bytes)", "under 5 MB", "build CPU s", "rendered"])
+    return block("The HTML report", "report.md", markdown(table),
+                 "chia/test, two systems; the second row repeats its notes 27 times under new ids")
+
+
 def section() -> str:
-    parts = [tagger(), normalizer(), scale(), default_model(), throughput(), others()]
+    parts = [tagger(), normalizer(), scale(), default_model(), default_real(), throughput(), attributes(),
+             fault_injection(), spark(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])
 
