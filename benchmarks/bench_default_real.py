@@ -27,13 +27,14 @@ else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from bench_data import add_data_argument
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "default_real.md"
@@ -50,12 +51,6 @@ NORMAL_WORDS = frozenset(
 _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
 
 
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    if os.environ.get("SHARE_NER_DATA"):
-        return Path(os.environ["SHARE_NER_DATA"])
-    return REPO.parent / "shared" / "data"
 
 
 def load_split(data: Path, split: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
@@ -184,7 +179,7 @@ def corpus_table(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA, else ../shared/data)")
+    add_data_argument(parser)
     parser.add_argument("--model", type=Path, help="a trained model directory instead of the default model")
     parser.add_argument("--synth", nargs="*", default=[], metavar="KEY=VALUE",
                         help="build the default model with these generator settings changed (for --dev)")
@@ -197,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="MTSamples notes for the throughput comparison (default 300)")
     parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
     args = parser.parse_args(argv)
-    data = data_dir(args.data)
+    data = args.data
     if not (data / NEGEX / "gold").is_dir():
         print(f"{data / NEGEX}: not found: nothing to benchmark", file=sys.stderr)
         return 2

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_data import add_data_argument
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results" / "spark.md"
 CORES_PER_EXECUTOR = 16
@@ -28,12 +30,6 @@ EXECUTORS = 100
 PROJECTED_NOTES = 1_000_000_000
 
 
-def data_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    if os.environ.get("SHARE_NER_DATA"):
-        return Path(os.environ["SHARE_NER_DATA"])
-    return REPO.parent / "shared" / "data"
 
 
 def prepare(notes_dir: Path, n: int, work: Path) -> tuple[Path, Path, int]:
@@ -139,7 +135,7 @@ def run_spark(master: str, table: Path, out: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA, else <repo>/../shared/data)")
+    add_data_argument(ap)
     ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to use (default 1000)")
     ap.add_argument("--from-json", metavar="FILE", help="re-make the results file from a run's raw figures")
     ap.add_argument("--spark-child", nargs=3, metavar=("MASTER", "TABLE", "OUT"), help=argparse.SUPPRESS)
@@ -150,7 +146,7 @@ def main() -> None:
     if args.from_json:
         write_results(json.loads(Path(args.from_json).read_text()))
         return
-    notes_dir = data_dir(args.data) / "mtsamples" / "raw" / "notes"
+    notes_dir = args.data / "mtsamples" / "raw" / "notes"
     from share_ner.default_model import default_model_dir
 
     default_model_dir()  # built before any timing

@@ -35,16 +35,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+from bench_data import add_data_argument
+
 REPO = HERE.parent
 BATCH = 16  # notes normalized together: a batch of ``share-ner tag``
 
 
-def data_dir(arg: Path | None) -> Path:
-    if arg is not None:
-        return arg
-    if os.environ.get("SHARE_NER_DATA"):
-        return Path(os.environ["SHARE_NER_DATA"])
-    return REPO.parent / "shared" / "data"
 
 
 def scale_module():
@@ -175,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to tag (default 1000)")
     ap.add_argument("--rounds", type=int, default=3, help="processes per side and lexicon, run alternately")
     ap.add_argument("--passes", type=int, default=2, help="timed passes per process (best kept)")
-    ap.add_argument("--data", type=Path, help="corpora directory (default $SHARE_NER_DATA or ../shared/data)")
+    add_data_argument(ap)
     ap.add_argument("--work", type=Path, help="keep the lexicons and mentions here (default: a temporary directory)")
     ap.add_argument("--out", type=Path, help="write the results (Markdown) here")
     ap.add_argument("--tag-notes", type=int, help="instead: time `share-ner tag` end to end on the first N MTSamples "
@@ -196,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         if meta_file.is_file():
             meta = json.loads(meta_file.read_text())
         else:
-            meta = prepare(work, data_dir(args.data), args.notes)
+            meta = prepare(work, args.data, args.notes)
             meta_file.write_text(json.dumps(meta))
         print(f"{meta['notes']:,} notes, {meta['mentions']:,} mentions, {meta['distinct']:,} distinct", flush=True)
         sides = {args.baseline_name: args.baseline_python, "this code": sys.executable}
@@ -229,7 +225,7 @@ def tag_end_to_end(work: Path, sides: dict, meta: dict, args) -> dict:
     notes = work / f"notes{args.tag_notes}"
     if not notes.is_dir():
         notes.mkdir()
-        source = data_dir(args.data) / "mtsamples" / "raw" / "notes"
+        source = args.data / "mtsamples" / "raw" / "notes"
         for path in sorted(source.iterdir())[:args.tag_notes]:
             (notes / path.name).symlink_to(path.resolve())
     large = work / "large_model"

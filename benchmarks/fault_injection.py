@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from bench_data import add_data_argument
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results" / "fault_injection.md"
 MARKER = "QZX-SEEDED-NOTE-TEXT"
@@ -188,11 +190,11 @@ def children(pid: int) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", help="corpora directory (default $SHARE_NER_DATA, else <repo>/../shared/data)")
+    add_data_argument(p)
     p.add_argument("--jobs", type=int, default=2, help="worker processes of the runs that use workers (default 2)")
     p.add_argument("--out", default=str(RESULTS), help="results file (default benchmarks/results/fault_injection.md)")
     args = p.parse_args(argv)
-    data = Path(args.data or os.environ.get("SHARE_NER_DATA") or REPO.parent / "shared" / "data")
+    data = args.data
     source = data / "mtsamples" / "raw" / "notes"
     if not source.is_dir():
         print(f"fault_injection: {source}: no MTSamples notes", file=sys.stderr)
