@@ -12,7 +12,7 @@ the jackknifed training-set gazetteer, word clusters built from MTSamples, coord
 features and expansion), ``--scheme bio``, one row per feature group or tagger option
 switched off (chia only, unless ``--all-rows``), the full model trained with L-BFGS instead of
 passive-aggressive (``lbfgs``), and two baselines: a plain contiguous-BIO CRF trained with L-BFGS
-on tutorial word features (H-feat's word, affix, shape and window groups, a +-1 window; no lexicon,
+on tutorial word features (the word, affix, shape and window feature groups, a +-1 window; no lexicon,
 gazetteer or clusters) and a longest-match dictionary of the training mentions' strings. Scores come from H-eval's scorer
 (``share_ner.eval.scoring.score``); "disc. R" is strict recall on the discontiguous gold
 mentions alone. The full model is trained by ``share-ner train`` in a child process, so
@@ -109,7 +109,7 @@ def disc_recall(gold: Mapping, pred: Mapping, docs: Mapping) -> float:
 
 
 def dictionary_row(train: tuple[dict, dict], test: tuple[dict, dict]) -> Row:
-    """Baseline: longest match of the training mentions' strings (H-feat's TermMatcher over H-text's tokens)."""
+    """Baseline: longest match of the training mentions' strings (features.matcher's TermMatcher over share_ner.text's tokens)."""
     from share_ner.document import Mention
     from share_ner.features import TermMatcher
     from share_ner.tagger import mention_terms

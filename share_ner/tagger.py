@@ -184,7 +184,7 @@ def head_words(terms: Iterable[tuple[str, str]]) -> frozenset[str]:
 
 
 def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[str, str] | None) -> TaggerResources:
-    """A term matcher of ``terms``, word clusters and the packaged abbreviation list (H-feat), plus head words."""
+    """A term matcher of ``terms``, word clusters and the packaged abbreviation list, plus head words."""
     from share_ner.lexicons.abbreviations import load_abbreviations
 
     terms = list(terms) if terms is not None else None
