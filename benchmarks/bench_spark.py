@@ -68,8 +68,9 @@ def run_tag(export: Path, out: Path, jobs: int) -> dict:
     share_ner = [sys.executable, "-m", "share_ner.cli"]
     wall, cpu, _ = timed([*share_ner, "tag", str(export), "--out", str(out), "--jobs", str(jobs), "--quiet"])
     summary = json.loads((out / "summary.json").read_text())
-    return {"wall": wall, "cpu": cpu, "seconds": summary["seconds"], "startup": summary["startup_seconds"],
-            "work": summary["seconds"] - summary["startup_seconds"],
+    run = summary["this_run"]  # this run's own timings (the top level counts the whole output)
+    return {"wall": wall, "cpu": cpu, "seconds": run["seconds"], "startup": run["startup_seconds"],
+            "work": run["seconds"] - run["startup_seconds"],
             "notes": summary["notes"], "mentions": summary["mentions"]}
 
 
