@@ -16,7 +16,6 @@ Every figure is a ratio of sums of per-note counts, so approximate randomization
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from share_ner.document import ATTRIBUTE_NAMES, ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Mention
 from share_ner.eval.counting import ratio
+from share_ner.eval.matching import strict_pairs
 from share_ner.eval.significance import Comparison, approximate_randomization
 
 # per attribute: agreements, agreements on a value other than the default, gold not default, predicted not default
@@ -45,17 +45,11 @@ def has_attributes(gold: Mapping[str, Sequence[Mention]]) -> bool:
 def count_document(gold: Sequence[Mention], pred: Sequence[Mention]) -> np.ndarray:
     """One note's row of :data:`COLUMNS`."""
     row = np.zeros(len(COLUMNS), dtype=np.int64)
-    by_spans: dict[tuple, list[Mention]] = defaultdict(list)
-    for m in pred:
-        by_spans[m.spans].append(m)
-    for g in gold:
+    for i, j in strict_pairs(gold, pred):  # the strict pairing Task 1 and the error report use
+        g = gold[i]
         if g.attributes is None:
             continue
-        candidates = by_spans.get(g.spans)
-        if not candidates:
-            continue
-        p = candidates.pop(0)
-        pa = p.attributes or _DEFAULT
+        pa = pred[j].attributes or _DEFAULT
         row[0] += 1
         for name in ATTRIBUTE_NAMES:
             gv, pv, d = getattr(g.attributes, name), getattr(pa, name), _default(name)
