@@ -13,7 +13,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from share_ner.document import Mention
-from share_ner.errors import ShareNerError
+from share_ner.errors import ShareNerError, some_of
 from share_ner.eval.matching import cui_matches, relaxed_matches, strict_matches
 
 COLUMNS = ("n_gold", "n_pred", "strict_tp", "relaxed_tp", "cui_correct")
@@ -51,11 +51,6 @@ class CorpusCounts:
         return self.table.sum(axis=0)
 
 
-def _some(ids: Sequence[str], n: int = 5) -> str:
-    shown = ", ".join(ids[:n])
-    return shown + (f" and {len(ids) - n} more" if len(ids) > n else "")
-
-
 def count_corpus(
     gold: Mapping[str, Sequence[Mention]], pred: Mapping[str, Sequence[Mention]], *, allow_extra: bool = False
 ) -> CorpusCounts:
@@ -67,7 +62,7 @@ def count_corpus(
     extra = tuple(sorted(d for d in pred if d not in gold))
     if extra and not allow_extra:
         raise ShareNerError(
-            f"{len(extra)} predicted note(s) have no gold annotations: {_some(extra)} "
+            f"{len(extra)} predicted note(s) have no gold annotations: {some_of(extra)} "
             "(allow extra notes to leave them out of the scores)"
         )
     doc_ids = tuple(sorted(gold))

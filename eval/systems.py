@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from share_ner.document import Document, Mention
-from share_ner.errors import InputError
+from share_ner.errors import InputError, some_of
 from share_ner.formats import annotation_files, format_of, read_annotations
 
 
@@ -49,7 +49,7 @@ def load_gold_and_systems(
     if notes is not None:
         absent = sorted(d for d in gold if d not in notes)
         if absent:
-            shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
-            raise InputError(gold_path, f"{len(absent)} annotated note(s) have no text among the notes given: {shown}")
+            raise InputError(gold_path, f"{len(absent)} annotated note(s) have no text among the notes given: "
+                             f"{some_of(absent)}")
     preds = {name: read_annotations(path, notes) for name, path in systems.items()}
     return gold, preds

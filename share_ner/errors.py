@@ -8,6 +8,7 @@ numbers, note ids and offsets, never note text (notes carry PHI).
 from __future__ import annotations
 
 from os import PathLike
+from typing import Sequence
 
 
 class ShareNerError(Exception):
@@ -28,3 +29,9 @@ class InputError(ShareNerError):
 
     def __reduce__(self):  # picklable, so worker processes can report it
         return (type(self), (self.path, self.message, self.line))
+
+
+def some_of(names: Sequence[str], n: int = 5) -> str:
+    """The first ``n`` of ``names`` for a message, and how many more there are: "a, b, c and 7 more"."""
+    shown = ", ".join(names[:n])
+    return shown + (f" and {len(names) - n} more" if len(names) > n else "")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from share_ner.commands import at_least
-from share_ner.errors import ShareNerError
+from share_ner.errors import ShareNerError, some_of
 from share_ner.eval import attributes as task2
 from share_ner.eval.ranking import rank_systems
 from share_ner.eval.report import format_by_doc, format_comparison, format_ranking, format_scores
@@ -45,15 +45,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _report_coverage(name: str, sc: Scores) -> None:
-    def some(ids: tuple[str, ...]) -> str:
-        return ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-
     if sc.missing:
         print(f"share-ner: note: {name}: {len(sc.missing)} gold note(s) have no predictions and count as "
-              f"predicting nothing: {some(sc.missing)}", file=sys.stderr)
+              f"predicting nothing: {some_of(sc.missing, 10)}", file=sys.stderr)
     if sc.extra:
         print(f"share-ner: note: {name}: {len(sc.extra)} predicted note(s) without gold were left out: "
-              f"{some(sc.extra)}", file=sys.stderr)
+              f"{some_of(sc.extra, 10)}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

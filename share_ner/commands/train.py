@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from share_ner.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
-from share_ner.errors import ShareNerError
+from share_ner.errors import ShareNerError, some_of
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,9 +63,6 @@ def load_lexicon_arg(value: str) -> Any:
     return load_lexicon(value)  # a TSV path, or "hpo"
 
 
-SHOWN_NAMES = 5
-
-
 def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, text_path: Path,
                strict: bool) -> dict[str, list]:
     """The gold of the notes in ``docs``. Gold of a note that is not there is left out, and said so on stderr
@@ -85,20 +82,15 @@ def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, tex
             names = [f"{gold_path} (note {d})" for d in orphans]
         lost = sum(len(gold[d]) for d in orphans)
         problems.append(f"{len(orphans)} gold file(s) name no note of {text_path}, so their {lost} mention(s) are "
-                        f"not used: {_some(names)}")
+                        f"not used: {some_of(names)}")
     if missing:
         problems.append(f"{len(missing)} note(s) of {text_path} have no gold file in {gold_path} and are trained "
-                        f"on as mention-free: {_some(missing)}")
+                        f"on as mention-free: {some_of(missing)}")
     for problem in problems:
         if strict:
             raise ShareNerError(f"{problem} (--strict)")
         print(f"share-ner train: warning: {problem}", file=sys.stderr)
     return {d: ms for d, ms in gold.items() if d in docs}
-
-
-def _some(names: list[str]) -> str:
-    shown = ", ".join(names[:SHOWN_NAMES])
-    return shown + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
 
 
 def run(args: argparse.Namespace) -> int:
