@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import pycrfsuite
 
+from share_ner.attributes import ContextMatcher
 from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
@@ -34,18 +35,16 @@ class Pipeline:
         self.resources = resources
         self.normalizer = normalizer
         # ShARe/CLEF 2014 attributes by ConText rules (share_ner.attributes); None: mentions carry none.
-        self.context: Any | None = None
-        self._default_context = True  # the packaged rules, compiled on first use
+        self.context: ContextMatcher | None = None
+        self._default_context = True  # the packaged rules, compiled on first use (not at load: start-up time)
 
-    def use_attributes(self, context: Any | None) -> None:
+    def use_attributes(self, context: ContextMatcher | None) -> None:
         """Fill attributes with ``context`` (a :class:`share_ner.attributes.ContextMatcher`), or with none."""
         self.context = context
         self._default_context = False
 
     def _attributes(self, doc: Document, mentions: list[Mention]) -> list[Mention]:
         if self._default_context:
-            from share_ner.attributes import ContextMatcher
-
             self.context = ContextMatcher()
             self._default_context = False
         if self.context is None or not mentions:
