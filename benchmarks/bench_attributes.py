@@ -148,7 +148,7 @@ def tag_cpu(notes: Path, out: Path, extra: list[str]) -> float:
 
 
 def run_tag(data: Path, n_notes: int) -> dict[str, Any]:
-    from share_ner.batch import count_tokens
+    from share_ner.batch.annotate import count_tokens
 
     notes = sorted((data / "mtsamples" / "raw" / "notes").glob("*.txt"))
     step = max(1, len(notes) // n_notes)

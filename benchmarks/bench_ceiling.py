@@ -26,9 +26,9 @@ from typing import Mapping, Sequence
 from bench_data import RESULTS_DIR, add_data_argument
 
 from share_ner.document import Document, Mention
-from share_ner.encoding import round_trip_ceiling
 from share_ner.formats import read_annotations
-from share_ner.notes import iter_note_paths, read_note, read_notes
+from share_ner.inputs.files import iter_note_paths, read_note, read_notes
+from share_ner.tagging.scheme import round_trip_ceiling
 from share_ner.text import get_tokenizer, split_sentences, tokenize
 
 RESULTS = RESULTS_DIR / "ceiling.md"

@@ -29,7 +29,7 @@ from share_ner.eval.counting import count_corpus
 from share_ner.eval.scoring import Scores
 from share_ner.eval.significance import approximate_randomization
 from share_ner.formats import read_annotations, write_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 RESULTS = RESULTS_DIR / "corpora.md"
 

@@ -48,7 +48,7 @@ NOTES = {
 
 def load_split(split: str) -> tuple[dict[str, Any], dict[str, Any]]:
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     base = DATA / split
     docs = read_notes(base / "text")
@@ -80,7 +80,7 @@ def _disc_found(gold: Mapping[str, Sequence[Any]], pred: Mapping[str, Sequence[A
 
 def build(synth: Any = None, tagger: Any = None, cache: Path = CACHE) -> tuple[Path, float, bool]:
     """Build (or reuse) the default model in ``cache``; returns (dir, seconds, built now)."""
-    from share_ner import default_model as dm
+    from share_ner.default_model import build as dm
 
     synth = synth or dm.DEFAULT_SYNTH
     tagger = tagger or dm.DEFAULT_TAGGER
@@ -114,9 +114,9 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def run_tests(args: argparse.Namespace) -> int:
-    from share_ner import default_model as dm
+    from share_ner.default_model import build as dm
+    from share_ner.default_model.synthetic import load_default_corpus
     from share_ner.pipeline import Pipeline
-    from share_ner.synthetic import load_default_corpus
 
     model, build_s, fresh = build(cache=args.cache)
     print(f"default model: {model} ({'built' if fresh else 'reused'} in {build_s:.1f} s)", file=sys.stderr)
@@ -203,9 +203,9 @@ TUNE_GRID: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
 
 
 def run_tune(args: argparse.Namespace) -> int:
-    from share_ner.config import TaggerConfig
+    from share_ner.default_model.synthetic import SynthConfig
     from share_ner.pipeline import Pipeline
-    from share_ner.synthetic import SynthConfig
+    from share_ner.tagging.config import TaggerConfig
 
     lines = ["| variant | " + " | ".join(f"{s} strict F1 (P/R)" for s in DEV_SPLITS) + " | build s |",
              "|---|" + "---|" * (len(DEV_SPLITS) + 1)]

@@ -55,7 +55,7 @@ _WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
 
 def load_split(data: Path, split: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     docs = read_notes(data / split / "text")
     gold = read_pipe_dir(data / split / "gold")
@@ -106,9 +106,9 @@ def negex_recall(pipeline: Any, data: Path) -> dict[str, Any]:
 
 
 def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dict[str, Any]:
+    from share_ner.default_model.synthetic import same_length_upper
     from share_ner.document import Document
     from share_ner.eval.scoring import score
-    from share_ner.synthetic import same_length_upper
 
     docs, gold = load_split(data, split)
     pred, cpu = run(pipeline, docs, normalize)
@@ -121,7 +121,7 @@ def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dic
 def throughput(pipelines: Mapping[str, Any], data: Path, n_notes: int, repeats: int = 2) -> dict[str, float]:
     """Characters per CPU second of tagging + normalization on the first ``n_notes`` MTSamples notes, each
     model timed ``repeats`` times in turn (the best time kept), so the models are compared within one run."""
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     notes = read_notes(data / "mtsamples" / "raw" / "notes")
     docs = [notes[k] for k in sorted(notes)[:n_notes]]
@@ -141,7 +141,7 @@ def build_default(cache: Path, changes: Sequence[str] = ()) -> tuple[Path, float
     import json
     from dataclasses import replace
 
-    from share_ner.default_model import DEFAULT_SYNTH, default_model_dir
+    from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir
 
     synth = replace(DEFAULT_SYNTH, **{k: json.loads(v) for k, v in (c.split("=", 1) for c in changes)})
     started = time.perf_counter()

@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     from share_ner.features import GROUPS, FeatureConfig, FeatureResources, document_features, load_clusters
     from share_ner.features.abbreviations import find_definitions
     from share_ner.features.tokens import word_features
+    from share_ner.inputs.files import iter_note_paths, read_note
     from share_ner.lexicons import default_lexicon
-    from share_ner.notes import iter_note_paths, read_note
     from share_ner.text import split_sentences
 
     paths = list(iter_note_paths(NOTES))[: args.notes]

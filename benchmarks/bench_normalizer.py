@@ -52,16 +52,19 @@ from typing import Iterator, Mapping
 from bench_data import DATA, add_data_argument
 from holdout import leave_one_name_out, lexicon_without
 
-from share_ner import normalizer as normalizer_mod
-from share_ner.batch import BatchOptions
+from share_ner.batch.runner import BatchOptions
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.eval.accuracy import accuracy
 from share_ner.formats.share import read_pipe_dir
+from share_ner.inputs.files import read_notes
 from share_ner.lexicons import Lexicon, LexiconEntry, default_lexicon, gazetteer_lexicon
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import hpo_obo_path, parse_obo, parse_terms
-from share_ner.normalizer import Normalizer, NormalizerConfig, fit_threshold, normalize_all
-from share_ner.notes import read_notes
+from share_ner.linking import candidates as candidates_mod
+from share_ner.linking import normalizer as normalizer_mod
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.fitting import fit_threshold
+from share_ner.linking.normalizer import Normalizer, normalize_all
 
 # Each ablation row switches one more step on. Word swaps come before abbreviations and partial matches (which
 # run before them): the learned swaps are the normalized match's own extension, measured right after it.
@@ -90,8 +93,8 @@ def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str
     """(mentions per wall second, per CPU second) for one pass over ``gold``, string caches cold: one
     ``normalize`` call per note, or ``normalize_all`` (one tf-idf product per 256 notes, or per ``batched``
     notes when it is a number)."""
-    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, normalizer_mod._content_prefixes,
-               normalizer_mod._negations):
+    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, candidates_mod._content_prefixes,
+               candidates_mod._negations):
         fn.cache_clear()
     for index in (norm._gaz, norm._lex):
         if index is not None:
@@ -225,7 +228,7 @@ def fitted(corpus: str, fit_splits: list[str], config: NormalizerConfig | None =
 def measure_speed(corpus: str, fit_splits: list[str]) -> dict[str, tuple[tuple[float, float], tuple[float, float]]]:
     """Run in a fresh process (:func:`speed_in_child`): fit, warm up, settle the heap as ``share-ner tag`` and
     ``share-ner normalize`` do, then the best of three passes per note and batched (one pass each with ``dense``)."""
-    from share_ner.batch import settle_heap
+    from share_ner.batch.processes import settle_heap
 
     docs, gold = load(corpus, "test")
     out = {}
@@ -409,8 +412,8 @@ def stream_speed(limit: int | None) -> str:
         return ""
     from dataclasses import replace
 
-    from share_ner.batch import settle_heap
-    from share_ner.default_model import default_model_dir
+    from share_ner.batch.processes import settle_heap
+    from share_ner.default_model.build import default_model_dir
     from share_ner.pipeline import Pipeline
 
     pipe = Pipeline.load(default_model_dir())

@@ -30,7 +30,7 @@ LIMIT_BYTES = 5_000_000
 
 
 def _default_predictions(docs: Mapping[str, Any]) -> dict[str, list]:
-    from share_ner.default_model import default_model_dir
+    from share_ner.default_model.build import default_model_dir
     from share_ner.pipeline import Pipeline
 
     pipeline = Pipeline.load(default_model_dir())
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from share_ner.document import Mention
     from share_ner.eval.html_report import groups_by_pattern
     from share_ner.formats import read_annotations
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     base = args.data / "chia" / "test"
     docs = read_notes(base / "text")

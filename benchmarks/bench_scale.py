@@ -123,7 +123,7 @@ def write_model(directory: Path, lexicon_file: Path) -> None:
     ``benchmarks/bench_throughput.py --model``."""
     import shutil
 
-    from share_ner.default_model import default_model_dir
+    from share_ner.default_model.build import default_model_dir
     from share_ner.lexicons import load_lexicon
 
     shutil.copytree(default_model_dir(), directory)
@@ -168,10 +168,10 @@ def child_speed(lexicon_file: str, mentions_file: str) -> dict:
     import bench_normalizer as B
     from bench_throughput import peak_rss_mb
 
-    from share_ner.batch import settle_heap
-    from share_ner.default_model import default_model_dir
+    from share_ner.batch.processes import settle_heap
+    from share_ner.default_model.build import default_model_dir
     from share_ner.lexicons import load_lexicon
-    from share_ner.normalizer import Normalizer
+    from share_ner.linking.normalizer import Normalizer
     from share_ner.pipeline import Pipeline
 
     own = Pipeline.load(default_model_dir()).normalizer
@@ -203,7 +203,7 @@ def tag_mentions(n_notes: int, out: Path) -> tuple[int, int, int]:
     sys.path.insert(0, str(HERE))
     import bench_normalizer as B
 
-    from share_ner.default_model import default_model_dir
+    from share_ner.default_model.build import default_model_dir
     from share_ner.pipeline import Pipeline
 
     pipe = Pipeline.load(default_model_dir())

@@ -32,7 +32,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "spacy.md"
 
 def corpora(data: Path, n_mtsamples: int) -> dict[str, list]:
     import share_ner
-    from share_ner.notes import read_note
+    from share_ner.inputs.files import read_note
 
     out = {"chia/dev": list(share_ner.read_notes(data / "chia" / "dev" / "text").values())}
     notes = sorted((data / "mtsamples" / "raw" / "notes").glob("*.txt"))[:n_mtsamples]

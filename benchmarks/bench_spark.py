@@ -148,7 +148,7 @@ def main() -> None:
         write_results(json.loads(Path(args.from_json).read_text()))
         return
     notes_dir = args.data / "mtsamples" / "raw" / "notes"
-    from share_ner.default_model import default_model_dir
+    from share_ner.default_model.build import default_model_dir
 
     default_model_dir()  # built before any timing
     load_before = os.getloadavg()

@@ -59,8 +59,8 @@ def scale_module():
 
 def prepare(tmp: Path, data: Path, n_notes: int) -> dict:
     """Lexicon files and the mentions of the first ``n_notes`` MTSamples notes, pickled for the children."""
-    from share_ner.default_model import default_model_dir
-    from share_ner.notes import read_notes
+    from share_ner.default_model.build import default_model_dir
+    from share_ner.inputs.files import read_notes
     from share_ner.pipeline import Pipeline
 
     bench_scale = scale_module()
@@ -84,9 +84,10 @@ def prepare(tmp: Path, data: Path, n_notes: int) -> dict:
 def _cold(norm) -> None:
     """Empty the string caches and the search memo, as a new process would have them."""
     import share_ner.lexicons.index as index_mod
-    import share_ner.normalizer as normalizer_mod
+    import share_ner.linking.candidates as candidates_mod
+    import share_ner.linking.normalizer as normalizer_mod
 
-    for module in (index_mod, normalizer_mod):
+    for module in (index_mod, normalizer_mod, candidates_mod):
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", "") == module.__name__:
                 value.cache_clear()
@@ -101,10 +102,10 @@ def _batches(docs: dict, mentions: dict) -> list:
 
 
 def child(lexicon_file: str, mentions_file: str, passes: int, profile: bool) -> dict:
-    from share_ner.batch import settle_heap
-    from share_ner.default_model import default_model_dir
+    from share_ner.batch.processes import settle_heap
+    from share_ner.default_model.build import default_model_dir
     from share_ner.lexicons import load_lexicon
-    from share_ner.normalizer import Normalizer
+    from share_ner.linking.normalizer import Normalizer
     from share_ner.pipeline import Pipeline
 
     own = Pipeline.load(default_model_dir()).normalizer

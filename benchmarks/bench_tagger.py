@@ -65,7 +65,7 @@ class Row:
 
 def load_split(corpus: str, split: str) -> tuple[dict, dict]:
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     base = DATA / corpus / split
     return read_notes(base / "text"), read_pipe_dir(base / "gold")
@@ -86,7 +86,7 @@ def ensure_clusters() -> Path:
         subprocess.run(cmd, check=True)
     else:  # before the clusters command is registered: the same library function
         from share_ner.features.clusters import build_clusters, save_clusters
-        from share_ner.notes import iter_note_paths
+        from share_ner.inputs.files import iter_note_paths
 
         texts = (p.read_text(encoding="utf-8", errors="replace") for p in iter_note_paths(notes))
         clusters, _ = build_clusters(texts)
@@ -95,7 +95,7 @@ def ensure_clusters() -> Path:
 
 
 def score(gold: Mapping, pred: Mapping, docs: Mapping) -> dict[str, Any]:
-    from share_ner.tagger import score_dict
+    from share_ner.tagging.training import score_dict
 
     return score_dict(gold, pred, docs)
 
@@ -112,7 +112,7 @@ def dictionary_row(train: tuple[dict, dict], test: tuple[dict, dict]) -> Row:
     """Baseline: longest match of the training mentions' strings (features.matcher's TermMatcher over share_ner.text's tokens)."""
     from share_ner.document import Mention
     from share_ner.features import TermMatcher
-    from share_ner.tagger import mention_terms
+    from share_ner.tagging.training import mention_terms
     from share_ner.text import split_sentences
 
     started = time.perf_counter()
@@ -134,8 +134,8 @@ def dictionary_row(train: tuple[dict, dict], test: tuple[dict, dict]) -> Row:
 
 def crf_variants(iterations: int | None, ablation_iterations: int | None) -> dict[str, tuple[str, dict, dict]]:
     """name -> (description, TaggerConfig overrides, run options)."""
-    from share_ner.config import TaggerConfig
     from share_ner.features import FeatureConfig
+    from share_ner.tagging.config import TaggerConfig
 
     base = TaggerConfig().to_dict()
     full = {**base, "max_iterations": iterations}
@@ -205,7 +205,7 @@ def train_and_score(name: str, description: str, config: dict, opts: dict, corpu
     row.disc_recall = disc_recall(test[1], pred, test[0])
     row.train_seconds = training["seconds"]
     row.peak_mb = training["peak_rss_mb"]
-    from share_ner.config import TaggerConfig
+    from share_ner.tagging.config import TaggerConfig
 
     row.iterations = TaggerConfig.from_dict(config).iterations
     return row

@@ -79,7 +79,7 @@ _STARTUP_CPU = [0.0]
 
 
 def _timed_load(model: str) -> Any:
-    from share_ner.batch import load_annotator
+    from share_ner.batch.annotate import load_annotator
 
     t = time.process_time()
     annotate = load_annotator(model)
@@ -90,9 +90,9 @@ def _timed_load(model: str) -> Any:
 def child_run(model: str, notes: str, out: str, jobs: int, limit: int | None) -> dict[str, Any]:
     import threading
 
-    from share_ner.batch import BatchOptions, run_batch
+    from share_ner.batch.runner import BatchOptions, run_batch
+    from share_ner.linking.store import saved_dense
     from share_ner.model import FILES
-    from share_ner.normalizer import saved_dense
 
     wall = time.perf_counter()
     factory = functools.partial(_timed_load, model)  # its CPU time is recorded where it runs: here, if preloaded
@@ -183,7 +183,7 @@ def resolve_model(arg: str | None) -> tuple[str, str]:
     """The model directory and a description of where it came from."""
     if arg:
         return str(Path(arg).resolve()), f"`{shown_path(arg, 'MODEL')}` (given with --model)"
-    from share_ner.default_model import default_model_dir
+    from share_ner.default_model.build import default_model_dir
 
     return str(default_model_dir()), "the default model (`share_ner.default_model.default_model_dir()`)"
 
@@ -192,7 +192,8 @@ def resolve_model(arg: str | None) -> tuple[str, str]:
 
 
 def profile(model: str, notes: Path, n: int) -> tuple[float, list[tuple[str, float]]]:
-    from share_ner.batch import BatchOptions, load_annotator, run_batch
+    from share_ner.batch.annotate import load_annotator
+    from share_ner.batch.runner import BatchOptions, run_batch
 
     annotate = load_annotator(model)  # start-up is measured apart
     with tempfile.TemporaryDirectory() as tmp:

@@ -396,7 +396,7 @@ def run_cases(tmp: Path, source: Path, jobs: int) -> list[Row]:
         big += t if t.endswith("\n") else t + "\n"
     (big_dir / "big.txt").write_text(big, encoding="utf-8")
     sys.path.insert(0, str(REPO))
-    from share_ner.batch import note_pieces
+    from share_ner.batch.annotate import note_pieces
 
     pieces = note_pieces(big)
     piece_dir = tmp / "pieces"

@@ -28,7 +28,7 @@ from share_ner.eval.errors import ERROR_KINDS, KIND_LABELS, classify_corpus, fre
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import approximate_randomization
 from share_ner.formats import annotation_files, format_of
-from share_ner.notes import atomic_write_text, doc_id_from_path
+from share_ner.io import atomic_write_text, doc_id_from_path
 
 PHI_NOTICE = (
     "This report contains the full text of the notes it was made from. Clinical notes carry protected health "

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from share_ner.errors import InputError, ShareNerError
-from share_ner.notes import read_text_file
+from share_ner.io import read_text_file
 from share_ner.text import tokenize
 
 HEADER = ("word", "cluster_ids")
@@ -256,7 +256,7 @@ def build_clusters_file(
     A note that cannot be read or decoded is skipped; the returned list gives one
     ``path: reason`` line per skipped note. Returns ``(report, skipped)``.
     """
-    from share_ner.notes import iter_note_paths, read_note
+    from share_ner.inputs.files import iter_note_paths, read_note
 
     out = Path(out)
     if not out.parent.is_dir():

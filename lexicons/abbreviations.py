@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from share_ner.errors import InputError
-from share_ner.notes import read_text_file
+from share_ner.io import read_text_file
 
 ABBREVIATIONS_PATH = Path(__file__).parent / "data" / "clinical_abbreviations.tsv"
 COLUMNS = ("abbreviation", "expansion")

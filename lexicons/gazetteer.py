@@ -14,8 +14,8 @@ from typing import Mapping
 from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError
 from share_ner.formats.share import read_pipe_dir
+from share_ner.inputs.files import read_notes
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
-from share_ner.notes import read_notes
 
 SOURCE = "TRAIN"
 

@@ -33,8 +33,8 @@ from scipy.sparse._sparsetools import csr_matvec  # y += A x for CSR arrays, as 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.features.stopwords import NAME_JOINERS
+from share_ner.io import atomic_write_bytes
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
-from share_ner.notes import atomic_write_bytes
 
 INDEX_VERSION = 12
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)

@@ -22,7 +22,7 @@ from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time these load on first use (__getattr__)
     from share_ner.api import Annotator, Comparison, Scores, compare, evaluate, load  # noqa: F401
     from share_ner.formats import read_annotations, write_annotations  # noqa: F401
-    from share_ner.notes import read_notes  # noqa: F401
+    from share_ner.inputs.files import read_notes
 
 __version__ = "0.1.0"
 
@@ -36,7 +36,7 @@ _LAZY = {
     "load": "share_ner.api",
     "read_annotations": "share_ner.formats",
     "write_annotations": "share_ner.formats",
-    "read_notes": "share_ner.notes",
+    "read_notes": "share_ner.inputs.files",
 }
 
 __all__ = [

@@ -128,8 +128,8 @@ def _unwrap(outs: Sequence[list[Mention] | Exception]) -> Iterator[list[Mention]
 
 def _start_method(model_dir: Path) -> str:
     # fork shares the loaded model with the workers; not after PyTorch has started its threads (dense normalizer)
+    from share_ner.linking.store import saved_dense
     from share_ner.model import FILES
-    from share_ner.normalizer import saved_dense
 
     dense = (model_dir / FILES.normalizer).is_dir() and saved_dense(model_dir / FILES.normalizer)
     return "fork" if sys.platform.startswith("linux") and not dense else "spawn"
@@ -156,7 +156,7 @@ def load(model: str | Path | None = None) -> Annotator:
     from share_ner.pipeline import Pipeline
 
     if model is None:
-        from share_ner.default_model import default_model_dir
+        from share_ner.default_model.build import default_model_dir
 
         model = default_model_dir()
     path = Path(model)

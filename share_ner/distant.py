@@ -90,8 +90,8 @@ def confident_mentions(pipeline: Any, doc: Document, min_confidence: float) -> t
     ranges of the sentences they were looked for in."""
     import pycrfsuite
 
-    from share_ner.encoding import decode
-    from share_ner.tagger import doc_sequences
+    from share_ner.tagging.crf import doc_sequences
+    from share_ner.tagging.scheme import decode
 
     kept: list[Mention] = []
     ranges: list[tuple[int, int]] = []
@@ -137,9 +137,9 @@ def train_distant(
 
     Raises :class:`ShareNerError` when there are no notes or the lexicon matches nothing in them.
     """
-    from share_ner.config import TaggerConfig
     from share_ner.pipeline import Pipeline
-    from share_ner.tagger import COPY_SEP, train_model
+    from share_ner.tagging.config import TaggerConfig
+    from share_ner.tagging.training import COPY_SEP, train_model
 
     say = progress or (lambda msg: None)
     round_config = tagger_config or TaggerConfig()

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from share_ner import __version__
 from share_ner.errors import ShareNerError
-from share_ner.notes import atomic_write_text
+from share_ner.io import atomic_write_text
 
 MODEL_FORMAT = "share-ner-model"
 MODEL_FORMAT_VERSION = 1

@@ -16,12 +16,13 @@ from typing import Any, Sequence
 import pycrfsuite
 
 from share_ner.attributes import ContextMatcher
-from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.clusters import load_clusters
 from share_ner.model import FILES, ModelError, ModelInfo, read_model_info, read_terms
-from share_ner.tagger import doc_sequences, make_resources, tag_sequences
+from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.crf import doc_sequences, tag_sequences
+from share_ner.tagging.resources import make_resources
 
 
 class Pipeline:
@@ -80,7 +81,7 @@ class Pipeline:
             raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
         normalizer = None
         if info.has_normalizer:
-            from share_ner.normalizer import Normalizer
+            from share_ner.linking.normalizer import Normalizer
 
             normalizer = Normalizer.load(info.path(FILES.normalizer))
         return cls(info, config, tagger, resources, normalizer)

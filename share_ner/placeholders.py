@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from share_ner.errors import InputError
-from share_ner.notes import read_text_file
+from share_ner.io import read_text_file
 
 PLACEHOLDERS_PATH = Path(__file__).parent / "data" / "placeholders.tsv"
 COLUMNS = ("name", "regex")

@@ -26,12 +26,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from share_ner.batch import annotate_notes, load_annotator, settle_heap
+from share_ner.batch.annotate import annotate_notes, load_annotator
+from share_ner.batch.processes import settle_heap
 from share_ner.document import ATTRIBUTE_NAMES, Document
 from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import BASE_COLUMNS, mention_rows
-from share_ner.mimic import text_problem
-from share_ner.notes import doc_id_from_path
+from share_ner.inputs.mimic import text_problem
+from share_ner.io import doc_id_from_path
 
 # Notes handed to the annotator at once, as share-ner tag's default batches (its --batch-notes / --batch-chars).
 BATCH_NOTES = 16
@@ -176,7 +177,7 @@ def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callab
 
         return "factory:" + hashlib.sha256(cloudpickle.dumps(model)).hexdigest(), model
     if model is None:
-        from share_ner.default_model import default_model_dir
+        from share_ner.default_model.build import default_model_dir
 
         model = default_model_dir()
     path = str(model)

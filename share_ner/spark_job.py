@@ -25,10 +25,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from share_ner.batch import RunSummary
+from share_ner.batch.runner import RunSummary
 from share_ner.errors import ShareNerError
-from share_ner.mimic import MIMIC_III, MIMIC_IV
-from share_ner.notes import GOLD_SUFFIXES
+from share_ner.inputs.mimic import MIMIC_III, MIMIC_IV
+from share_ner.io import GOLD_SUFFIXES
 from share_ner.spark import annotate_all, check_columns, model_error_line, require_spark
 
 INPUT_FORMATS = ("csv", "parquet", "text")

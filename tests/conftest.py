@@ -34,8 +34,8 @@ def private_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 
 def _train_small(out: Path, fit_normalizer: bool) -> Path:
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.notes import read_notes
-    from share_ner.tagger import train_model
+    from share_ner.inputs.files import read_notes
+    from share_ner.tagging.training import train_model
 
     docs, gold = read_notes(TAGGER_FIXTURES / "text"), read_pipe_dir(TAGGER_FIXTURES / "gold")
     return train_model(docs, gold, out, fit_normalizer=fit_normalizer)
@@ -68,11 +68,11 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A model with a normalizer, trained in about a second on the six tagger fixture notes and their lexicon."""
-    from share_ner.config import TaggerConfig
     from share_ner.formats.share import read_pipe_dir
+    from share_ner.inputs.files import read_notes
     from share_ner.lexicons.loader import load_lexicon
-    from share_ner.notes import read_notes
-    from share_ner.tagger import train_model
+    from share_ner.tagging.config import TaggerConfig
+    from share_ner.tagging.training import train_model
 
     tagger = FIXTURES / "tagger"
     out = tmp_path_factory.mktemp("tiny_model") / "model"

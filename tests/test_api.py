@@ -13,7 +13,7 @@ import pytest
 import share_ner
 import share_ner.api
 from share_ner.errors import ShareNerError
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 TEXT = Path(__file__).parent / "fixtures" / "tagger" / "text"
 GOLD = Path(__file__).parent / "fixtures" / "tagger" / "gold"
@@ -96,9 +96,9 @@ def test_the_documented_examples_run(doc: str, block: int, tiny_model: Path, mon
     show are the default model's)."""
     if doc.endswith("spacy.md"):
         pytest.importorskip("spacy")
-    import share_ner.default_model
+    import share_ner.default_model.build
 
-    monkeypatch.setattr(share_ner.default_model, "default_model_dir", lambda: tiny_model)
+    monkeypatch.setattr(share_ner.default_model.build, "default_model_dir", lambda: tiny_model)
     code = _python_blocks(ROOT / doc)[block]
     exec(compile(code, doc, "exec"), {})  # noqa: S102 - the project's own documentation
     lines = capsys.readouterr().out.splitlines()

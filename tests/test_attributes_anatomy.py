@@ -158,7 +158,7 @@ def test_bad_anatomy_input_is_one_line_naming_the_file(tmp_path: Path, capsys) -
 
 
 def test_tag_annotator_takes_the_site_anatomy(small_model: Path, tmp_path: Path) -> None:
-    from share_ner.batch import load_annotator
+    from share_ner.batch.annotate import load_annotator
 
     lex = tmp_path / "anatomy.tsv"
     build_umls_lexicon(META, lex, UmlsFilter.anatomy())

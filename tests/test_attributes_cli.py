@@ -7,7 +7,7 @@ from pathlib import Path
 
 from share_ner.cli import main
 from share_ner.formats import read_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 FIX = Path(__file__).parent / "fixtures" / "share2014"
 TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
-from share_ner.batch import BatchOptions, NoteResult, annotate_note, annotate_notes, count_tokens, run_batch
+from share_ner.batch.annotate import NoteResult, annotate_note, annotate_notes, count_tokens
+from share_ner.batch.runner import BatchOptions, run_batch
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import read_annotations
-from share_ner.notes import NoteEntry
+from share_ner.inputs.files import NoteEntry
 
 TERMS = re.compile(r"\b(fever|pneumonia|diabetes|pain)\b")
 
@@ -237,9 +238,9 @@ def test_preload_loads_the_annotator_once_here_and_the_workers_inherit_it(noteev
     LOADED_IN.clear()
     summary = run_batch([noteevents], counted_factory, opts(tmp_path / "a", jobs=2, preload=True))
     assert LOADED_IN == [os.getpid()] and summary.notes == 22  # once, in this process
-    from share_ner import batch
+    from share_ner.batch import processes
 
-    assert batch._WORKER == {}  # not kept after the run
+    assert processes._WORKER == {}  # not kept after the run
     run_batch([noteevents], counted_factory, opts(tmp_path / "b", jobs=2))
     assert LOADED_IN == [os.getpid()]  # without preload each worker loads its own, in its own process
     assert files(tmp_path / "a") == files(tmp_path / "b")
@@ -319,7 +320,7 @@ def test_setup_errors(tmp_path: Path, noteevents: Path) -> None:
 
 
 def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tmp_path: Path, monkeypatch) -> None:
-    import share_ner.batch as batch
+    import share_ner.batch.runner as runner
 
     walks = []
 
@@ -329,7 +330,7 @@ def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tm
         if len(walks) > 1:  # the directory became unreadable after the walk that counts the notes before work
             raise InputError(notes_dir / "ward", "cannot list directory: Permission denied")
 
-    monkeypatch.setattr(batch, "walk_note_files", walk)
+    monkeypatch.setattr(runner, "walk_note_files", walk)
     with pytest.raises(InputError, match="ward: cannot list directory: Permission denied"):
         run_batch([notes_dir], regex_factory, opts(tmp_path / "out", jobs=2))
     assert (tmp_path / "out/a.pipe.txt").exists()
@@ -338,7 +339,7 @@ def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tm
 HELPER = """
 import re, sys, time
 from pathlib import Path
-from share_ner.batch import BatchOptions, run_batch
+from share_ner.batch.runner import BatchOptions, run_batch
 from share_ner.document import Mention
 
 TERMS = re.compile({pattern!r})
@@ -561,10 +562,10 @@ def test_symlink_loop_dangling_link_and_fifo(tmp_path: Path) -> None:
 def test_write_error_mid_run_is_one_line_then_the_rerun_resumes(notes_dir: Path, tmp_path: Path, monkeypatch) -> None:
     import errno
 
-    import share_ner.batch as batch
+    import share_ner.batch.sinks as sinks
 
     out = tmp_path / "out"
-    real = batch.write_annotations
+    real = sinks.write_annotations
     written: list[str] = []
 
     def full_disk(directory, doc, mentions, fmt):
@@ -573,14 +574,14 @@ def test_write_error_mid_run_is_one_line_then_the_rerun_resumes(notes_dir: Path,
         written.append(doc.id)
         return real(directory, doc, mentions, fmt)
 
-    monkeypatch.setattr(batch, "write_annotations", full_disk)
+    monkeypatch.setattr(sinks, "write_annotations", full_disk)
     with pytest.raises(ShareNerError) as err:
         run_batch([notes_dir], regex_factory, opts(out))
     message = str(err.value)
     assert "\n" not in message and "No space left on device" in message and ".pipe.txt.tmp1: cannot write" in message
     assert json.loads((out / "summary.json").read_text())["this_run"]["interrupted"] is True
     assert len(list(out.rglob("*.pipe.txt"))) == 2  # what was complete is kept
-    monkeypatch.setattr(batch, "write_annotations", real)
+    monkeypatch.setattr(sinks, "write_annotations", real)
     again = run_batch([notes_dir], regex_factory, opts(out))
     assert again.skipped_done == 2
     clean = tmp_path / "clean"
@@ -591,7 +592,7 @@ def test_write_error_mid_run_is_one_line_then_the_rerun_resumes(notes_dir: Path,
 FULL_DISK = """
 import resource, signal, sys
 from pathlib import Path
-from share_ner.batch import BatchOptions, run_batch
+from share_ner.batch.runner import BatchOptions, run_batch
 from share_ner.errors import ShareNerError
 from test_batch import regex_factory
 
@@ -644,7 +645,7 @@ def length_limited_factory() -> LengthLimitedAnnotator:
 
 
 def test_a_five_megabyte_note_has_the_mentions_of_its_pieces_tagged_separately(tmp_path: Path) -> None:
-    from share_ner.batch import note_pieces
+    from share_ner.batch.annotate import note_pieces
 
     lines = ["History of fever.\n", "Denies pain, no diabetes.\r\n", "pneumonia\n", "x" * 70 + "\n"]
     text = "".join(lines[i % 4] for i in range(5_000_000 // 30))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import share_ner.default_model as dm
+import share_ner.default_model.build as dm
+from share_ner.default_model.synthetic import SynthConfig
 from share_ner.document import Document
 from share_ner.pipeline import Pipeline
-from share_ner.synthetic import SynthConfig
 
 SMALL_SYNTH = SynthConfig(n_docs=10, seed=13)
 SMALL_TAGGER = dm.DEFAULT_TAGGER.replace(max_iterations=15, gazetteer_folds=1)
@@ -97,10 +97,10 @@ def test_losing_the_race_uses_the_winners_model(built, monkeypatch, tmp_path, ca
         (final / "terms.tsv").write_text("x")  # non-empty directory: our rename must fail
         return out_dir
 
-    import share_ner.tagger
+    import share_ner.tagging.training
 
     monkeypatch.setattr(dm, "training_data", fake_training_data)
-    monkeypatch.setattr(share_ner.tagger, "train_model", fake_train_model)
+    monkeypatch.setattr(share_ner.tagging.training, "train_model", fake_train_model)
     got = dm.default_model_dir(synth=SMALL_SYNTH, tagger=SMALL_TAGGER, cache=cache)
     assert got == final
     assert (final / "model.crfsuite").read_text() == "theirs"

@@ -14,13 +14,15 @@ import numpy as np
 import pytest
 
 import share_ner.dense as dense
-import share_ner.normalizer as normalizer_mod
+import share_ner.linking.candidates as candidates_mod
+import share_ner.linking.normalizer as normalizer_mod
 from share_ner.cli import main
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons import Lexicon, LexiconEntry
 from share_ner.lexicons.index import read_cached
-from share_ner.normalizer import Normalizer, NormalizerConfig
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.normalizer import Normalizer
 
 MEANING = {"headache": 0, "cephalgia": 0, "heartache": 1}
 
@@ -229,8 +231,8 @@ def test_names_added_by_embedding_are_remembered_per_query(monkeypatch):
     alone = seen([norm.decide(doc, ms) for doc, ms in batch])
     assert alone[0][0][0] == alone[1][1][0] == "C1"  # "headache": cephalgia, found by meaning only
     calls: list[int] = []
-    real = normalizer_mod.nearest
-    monkeypatch.setattr(normalizer_mod, "nearest", lambda q, v, k: calls.append(len(q)) or real(q, v, k))
+    real = candidates_mod.nearest
+    monkeypatch.setattr(candidates_mod, "nearest", lambda q, v, k: calls.append(len(q)) or real(q, v, k))
     assert seen(norm.decide_many(batch)) == alone and calls == []  # every query's added names remembered
     assert ("headache", 2) in norm._lex.memo("nearest")
     norm._lex.forget_searches()

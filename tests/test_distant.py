@@ -70,8 +70,8 @@ def test_distant_training_learns_from_lexicon_labels(tmp_path: Path, lexicon: Le
 
     notes = {f"n{i}": Document(f"n{i}", f"Patient reports chest pain and dyspnea since day {i}.\nVitals stable.\n")
              for i in range(8)}
-    from share_ner.config import TaggerConfig
     from share_ner.distant import confident_mentions
+    from share_ner.tagging.config import TaggerConfig
 
     messages: list[str] = []
     model = train_distant(notes, lexicon, tmp_path / "model", TaggerConfig(algorithm="lbfgs"),

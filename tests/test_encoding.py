@@ -6,7 +6,8 @@ import pytest
 from helpers import mention_of
 
 from share_ner.document import Document, Mention
-from share_ner.encoding import (
+from share_ner.errors import ShareNerError
+from share_ner.tagging.scheme import (
     SCHEMES,
     TAGS,
     check_mentions,
@@ -16,7 +17,6 @@ from share_ner.encoding import (
     round_trip_ceiling,
     validate,
 )
-from share_ner.errors import ShareNerError
 from share_ner.text import split_sentences
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from share_ner.eval.counting import count_corpus
 from share_ner.eval.scoring import Scores
 from share_ner.formats import read_annotations, write_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 
 def test_gold_scores_one_against_itself_and_survives_brat_and_jsonl(shared_data, tmp_path):

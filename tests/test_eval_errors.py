@@ -13,7 +13,7 @@ from share_ner.eval.errors import ERROR_KINDS, classify_corpus, classify_note, f
 from share_ner.eval.matching import cui_matches, strict_matches, strict_pairs
 from share_ner.eval.scoring import score
 from share_ner.formats import read_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 REPORT = Path(__file__).parent / "fixtures" / "report"
 

@@ -9,7 +9,7 @@ import pytest
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import FORMATS, read_annotations, write_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 EVAL = Path(__file__).parent / "fixtures" / "eval"
 

@@ -13,7 +13,7 @@ from share_ner.document import CUI_LESS, Attributes, Document, Mention
 from share_ner.errors import InputError
 from share_ner.formats import format_of, read_annotations, write_annotations
 from share_ner.formats.bioc import format_bioc, parse_bioc, read_bioc
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 NOTE = Document("note1", "Left atrium is dilated.\r\nNo chest pain; mild edema.\n")
 MENTIONS = [

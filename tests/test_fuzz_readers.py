@@ -18,10 +18,10 @@ from share_ner.formats import read_annotations
 from share_ner.formats.brat import format_brat, read_brat
 from share_ner.formats.jsonl import format_record, read_jsonl
 from share_ner.formats.share import read_pipe
+from share_ner.inputs.files import read_note, read_notes, walk_note_files
+from share_ner.inputs.mimic import iter_csv_notes, read_header
 from share_ner.lexicons.loader import load_lexicon
 from share_ner.lexicons.umls import UmlsFilter, iter_umls_entries
-from share_ner.mimic import iter_csv_notes, read_header
-from share_ner.notes import read_note, read_notes, walk_note_files
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FUZZ = settings(derandomize=True, max_examples=60, deadline=None,

@@ -9,7 +9,7 @@ import pytest
 from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 from share_ner.errors import InputError
-from share_ner.mimic import MIMIC_III, MIMIC_IV, is_csv_path, iter_csv_notes, read_header
+from share_ner.inputs.mimic import MIMIC_III, MIMIC_IV, is_csv_path, iter_csv_notes, read_header
 from share_ner.text import tokenize
 
 

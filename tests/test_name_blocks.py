@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-import share_ner.normalizer as normalizer_mod
+import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.lexicons import default_lexicon
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.index import NameBlocks, build_index, soft_normalize
-from share_ner.normalizer import Normalizer
+from share_ner.linking.normalizer import Normalizer
 
 
 @pytest.fixture(autouse=True)

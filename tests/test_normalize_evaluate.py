@@ -8,9 +8,9 @@ import json
 from share_ner.cli import main
 from share_ner.eval.accuracy import accuracy
 from share_ner.formats.share import read_pipe_dir
+from share_ner.inputs.files import read_notes
 from share_ner.lexicons import default_lexicon
-from share_ner.normalizer import Normalizer
-from share_ner.notes import read_notes
+from share_ner.linking.normalizer import Normalizer
 
 
 def test_normalize_then_evaluate_is_the_benchmark_count(shared_data, tmp_path, monkeypatch, capsys):

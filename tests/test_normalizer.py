@@ -5,12 +5,14 @@ from pathlib import Path
 
 import pytest
 
-import share_ner.normalizer as normalizer_mod
+import share_ner.linking.normalizer as normalizer_mod
 from share_ner.cli import main
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons import Lexicon, LexiconEntry, load_lexicon, write_lexicon
-from share_ner.normalizer import Normalizer, NormalizerConfig, fit_threshold
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.fitting import fit_threshold
+from share_ner.linking.normalizer import Normalizer
 
 ENTRIES = [
     LexiconEntry("C0020538", "Hypertensive disorder", "SNOMEDCT_US", ("T047",), True),
@@ -162,7 +164,7 @@ def test_config_rejects_unknown_keys():
 
 
 def test_up_to_follows_the_run_order_and_with_steps_switches_exactly_those_on():
-    from share_ner.normalizer import STEPS
+    from share_ner.linking.config import STEPS
 
     assert STEPS.index("abbreviation") < STEPS.index("partial") < STEPS.index("rewrite") < STEPS.index("tfidf")
     c = NormalizerConfig().up_to("partial")
@@ -374,9 +376,10 @@ def test_coordination_and_suffix_partial_matches():
 
 
 def test_caches_are_prepared_once_for_the_workers(tmp_path, monkeypatch, capfd):
-    from share_ner.batch import in_child
+    from share_ner.batch.processes import in_child
     from share_ner.lexicons import index as index_mod
-    from share_ner.normalizer import caches_ready, prepare_caches
+    from share_ner.linking.normalizer import prepare_caches
+    from share_ner.linking.store import caches_ready
 
     write_lexicon(tmp_path / "lex.tsv", ENTRIES)
     train = Document("t", "Pt has HTN.")
@@ -398,7 +401,7 @@ def test_caches_are_prepared_once_for_the_workers(tmp_path, monkeypatch, capfd):
 
 
 def test_optional_ranker_is_fitted_saved_and_loaded(tmp_path):
-    from share_ner.normalizer import FEATURES
+    from share_ner.linking.candidates import FEATURES
 
     names = [("heart attack", "C1"), ("hart attack", "C1"), ("heart atack", "C1"), ("headache", "C2"),
              ("head ache", "C2"), ("hedache", "C2")]

@@ -8,7 +8,9 @@ import pytest
 
 from share_ner.document import Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
-from share_ner.normalizer import Normalizer, NormalizerConfig, word_coverage
+from share_ner.linking.candidates import word_coverage
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.normalizer import Normalizer
 
 
 def test_word_coverage_hand_counted():

@@ -6,7 +6,8 @@ from __future__ import annotations
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
 from share_ner.lexicons.hpo import HpoTerm, parse_obo, parse_terms
-from share_ner.normalizer import Normalizer, NormalizerConfig
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.normalizer import Normalizer
 
 OBO = """format-version: 1.2
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import share_ner.normalizer as normalizer_mod
+import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
 from share_ner.lexicons.index import learn_rewrites
-from share_ner.normalizer import Normalizer, NormalizerConfig
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.normalizer import Normalizer
 
 
 @pytest.fixture(autouse=True)

@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-import share_ner.normalizer as normalizer_mod
+import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
 from share_ner.lexicons.hpo import synonym_sets
 from share_ner.lexicons.index import normalized_key
-from share_ner.normalizer import Normalizer, NormalizerConfig
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.normalizer import Normalizer
 
 SETS = {normalized_key("nephroblastoma"): [("Nephroblastoma", "Wilms tumor", "Wilms tumour")]}
 

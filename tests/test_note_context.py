@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
-import share_ner.normalizer as normalizer_mod
+import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
-from share_ner.normalizer import Normalizer, NormalizerConfig
+from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.normalizer import Normalizer
 from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 
 

@@ -12,7 +12,7 @@ from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, write
 from share_ner.cli import main
 from share_ner.document import Attributes, Mention
 from share_ner.formats import read_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 pytest.importorskip("pyarrow")
 
@@ -25,7 +25,7 @@ TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A model trained on the six tagger fixture notes (no lexicon: quick)."""
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.tagger import train_model
+    from share_ner.tagging.training import train_model
 
     docs = read_notes(TAGGER_FIXTURES / "text")
     gold = read_pipe_dir(TAGGER_FIXTURES / "gold")

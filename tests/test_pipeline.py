@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from share_ner.cli import main
-from share_ner.config import TaggerConfig
 from share_ner.document import Document
 from share_ner.errors import ShareNerError
 from share_ner.formats.share import read_pipe_dir
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 from share_ner.pipeline import Pipeline
-from share_ner.tagger import train_model
+from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.training import train_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 
@@ -154,7 +154,7 @@ def test_training_does_not_depend_on_earlier_trainings_in_the_process(tmp_path: 
 
 
 def test_annotate_many_is_annotate_note_by_note_and_isolates_failures(model: Path, monkeypatch) -> None:
-    from share_ner.normalizer import Normalizer
+    from share_ner.linking.normalizer import Normalizer
 
     pipeline = Pipeline.load(model)
     docs = read_notes(FIXTURES / "text")

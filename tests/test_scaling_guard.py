@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention
 from share_ner.formats.share import read_pipe_dir
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 from share_ner.pipeline import Pipeline
-from share_ner.tagger import train_model
+from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.training import train_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 

@@ -4,7 +4,7 @@ import pytest
 
 from share_ner.errors import ShareNerError
 from share_ner.features import FeatureConfig
-from share_ner.normalizer import NormalizerConfig
+from share_ner.linking.config import NormalizerConfig
 from share_ner.settings import checked_settings
 
 

@@ -7,7 +7,7 @@ import pytest
 from share_ner.document import Mention
 from share_ner.errors import InputError
 from share_ner.formats import read_annotations, share
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 CRLF = Path(__file__).parent / "fixtures" / "share_crlf"  # a note and its pipe file, both with CRLF line ends
 

@@ -16,7 +16,7 @@ spacy = pytest.importorskip("spacy")
 from share_ner.cli import main  # noqa: E402
 from share_ner.document import Document  # noqa: E402
 from share_ner.formats import read_annotations  # noqa: E402
-from share_ner.notes import read_notes  # noqa: E402
+from share_ner.inputs.files import read_notes
 from share_ner.spacy_component import split_tokens_at  # noqa: E402
 
 TEXT = Path(__file__).parent / "fixtures" / "tagger" / "text"

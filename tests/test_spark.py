@@ -14,7 +14,7 @@ from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 from share_ner.cli import main
 from share_ner.errors import ShareNerError
 from share_ner.formats import read_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
@@ -56,7 +56,7 @@ def spark():
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A model trained on the six tagger fixture notes (no lexicon: quick)."""
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.tagger import train_model
+    from share_ner.tagging.training import train_model
 
     docs = read_notes(TAGGER_FIXTURES / "text")
     gold = read_pipe_dir(TAGGER_FIXTURES / "gold")
@@ -75,7 +75,7 @@ class RaisingFactory:
         self.model_dir = str(model_dir)
 
     def __call__(self):
-        from share_ner.batch import load_annotator
+        from share_ner.batch.annotate import load_annotator
 
         inner = load_annotator(self.model_dir)
 

@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from share_ner.document import CUI_LESS, Mention
-from share_ner.errors import InputError
-from share_ner.formats.share import format_pipe, read_pipe_dir
-from share_ner.synthetic import (
+from share_ner.default_model.synthetic import (
     MARKUP_DIR,
     SHARE_DIR,
     SynthConfig,
@@ -24,6 +21,9 @@ from share_ner.synthetic import (
     read_markup_dir,
     read_term_list,
 )
+from share_ner.document import CUI_LESS, Mention
+from share_ner.errors import InputError
+from share_ner.formats.share import format_pipe, read_pipe_dir
 
 
 def texts(doc_text: str, mentions: list[Mention]) -> list[tuple[str, str]]:
@@ -249,14 +249,14 @@ def test_term_coordinations_are_shared_head_mentions():
 
 
 def test_same_length_case_changes_keep_offsets():
-    from share_ner.synthetic import same_length_title, same_length_upper
+    from share_ner.default_model.synthetic import same_length_title, same_length_upper
 
     assert same_length_upper("Straße, h/o copd") == "STRAßE, H/O COPD"
     assert same_length_title("chest pain, h/o COPD. 3rd-degree burn") == "Chest Pain, H/O COPD. 3rd-Degree Burn"
 
 
 def test_recased_documents_keep_their_mentions_and_words():
-    from share_ner.synthetic import recase_docs
+    from share_ner.default_model.synthetic import recase_docs
 
     config = SynthConfig(n_docs=40, seed=5, upper_share=0.3, line_case_share=0.3)
     docs, gold = generate_template_docs(PROJECT, HPO, config)
@@ -272,7 +272,7 @@ def test_recased_documents_keep_their_mentions_and_words():
 
 
 def test_upper_copies_of_the_hand_corpus_carry_the_same_mentions():
-    from share_ner.synthetic import training_data
+    from share_ner.default_model.synthetic import training_data
 
     docs, gold = training_data(SynthConfig(n_docs=0, corpus_upper_share=1.0))
     originals = [d for d in docs if not d.endswith("-upper")]
@@ -285,7 +285,7 @@ def test_upper_copies_of_the_hand_corpus_carry_the_same_mentions():
 
 
 def test_abbreviation_terms_are_unambiguous_and_take_the_expansions_cui():
-    from share_ner.synthetic import abbreviation_terms
+    from share_ner.default_model.synthetic import abbreviation_terms
 
     terms = {t.name: t.cui for t in abbreviation_terms([Term("Deep venous thrombosis", "C0149871")],
                                                        [Term("deep vein thrombosis", "C0149871")])}
@@ -296,7 +296,7 @@ def test_abbreviation_terms_are_unambiguous_and_take_the_expansions_cui():
 
 
 def test_finding_templates_use_the_finding_pool():
-    from share_ner.synthetic import finding_terms
+    from share_ner.default_model.synthetic import finding_terms
 
     findings = finding_terms()
     assert {"lethargic", "agitated", "dizzy"} <= {t.name for t in findings}

@@ -10,7 +10,7 @@ from mimic_csv import NOTE_1, NOTE_3, mimic3_csv, write
 
 from share_ner.cli import main
 from share_ner.formats import read_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 
@@ -110,7 +110,7 @@ def test_jobs_2_builds_a_new_lexicon_index_once(small_model_with_normalizer: Pat
 
 def test_tag_with_a_site_abbreviation_list(small_model: Path, small_model_with_normalizer: Path, tmp_path: Path,
                                            capsys) -> None:
-    from share_ner.batch import load_annotator
+    from share_ner.batch.annotate import load_annotator
 
     site = tmp_path / "site.tsv"
     site.write_text("abbreviation\texpansion\nXQZ\theadache\n", encoding="utf-8")

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from share_ner.config import TaggerConfig, load_config
 from share_ner.document import Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.features import FeatureConfig
@@ -20,7 +19,8 @@ from share_ner.model import (
     write_config,
     write_terms,
 )
-from share_ner.tagger import check_gold, folds_of, mention_terms
+from share_ner.tagging.config import TaggerConfig, load_config
+from share_ner.tagging.training import check_gold, folds_of, mention_terms
 
 
 def test_config_round_trips_through_dict() -> None:
@@ -153,7 +153,7 @@ def test_terms_file_round_trip(tmp_path: Path) -> None:
 
 def _coordination(sentence: str, terms: list[str], heads: frozenset[str] = frozenset()) -> list[tuple[str, dict]]:
     from share_ner.features import TermMatcher
-    from share_ner.tagger import coordination_features
+    from share_ner.features.coordination import coordination_features
 
     words = sentence.split()
     feats: list[dict] = [{} for _ in words]
@@ -182,7 +182,7 @@ def test_coordination_head_words_without_a_term() -> None:
 
 
 def test_head_words_need_three_multiword_training_terms() -> None:
-    from share_ner.tagger import head_words
+    from share_ner.tagging.resources import head_words
 
     terms = [("renal disease", "train"), ("heart disease", "train"), ("lung disease", "train"),
              ("disease", "train"), ("bone pain", "train"), ("liver disease", "T047")]
@@ -191,7 +191,8 @@ def test_head_words_need_three_multiword_training_terms() -> None:
 
 def _expand(text: str, spans: list[tuple[int, int]], terms: list[str]) -> list[tuple[str, ...]]:
     from share_ner.document import Sentence, Token
-    from share_ner.tagger import expand_coordinations, make_resources
+    from share_ner.tagging.repair import expand_coordinations
+    from share_ner.tagging.resources import make_resources
 
     tokens, pos = [], 0
     for word in text.split(" "):
@@ -227,7 +228,7 @@ def test_expand_coordination_keeps_a_conjunct_that_is_a_term() -> None:
 
 def _balance(text: str, spans: list[list[tuple[int, int]]]) -> list[tuple[str, ...]]:
     from share_ner.document import Sentence, Token
-    from share_ner.tagger import balance_brackets
+    from share_ner.tagging.repair import balance_brackets
 
     tokens, pos = [], 0
     for word in text.split(" "):
@@ -264,7 +265,8 @@ def test_balance_brackets_opens_with_the_token_before_or_cuts() -> None:
 
 def test_lone_fragment_is_dropped_unless_a_known_term() -> None:
     from share_ner.document import Sentence, Token
-    from share_ner.tagger import drop_lone_fragments, make_resources
+    from share_ner.tagging.repair import drop_lone_fragments
+    from share_ner.tagging.resources import make_resources
 
     words = ["chronic", "active", "hepatitis", "and", "asthma"]
     tokens, pos = [], 0
@@ -279,7 +281,7 @@ def test_lone_fragment_is_dropped_unless_a_known_term() -> None:
 
 
 def test_gazetteer_reliability_labels_terms_seen_mostly_unannotated() -> None:
-    from share_ner.tagger import gazetteer_hits, label_reliability
+    from share_ner.tagging.training import gazetteer_hits, label_reliability
 
     docs = {"a": Document("a", "Pregnant women with asthma.\nNot pregnant.\n"),
             "b": Document("b", "Asthma. Pregnant or lactating.\n")}

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from share_ner.document import Document, Mention
-from share_ner.encoding import decode, encode_report
+from share_ner.tagging.scheme import decode, encode_report
 from share_ner.text import PLACEHOLDER_RE, split_sentences
 
 PIECES = st.sampled_from(

@@ -10,7 +10,7 @@ import pytest
 
 from share_ner.cli import main
 from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 from share_ner.pipeline import Pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
@@ -189,8 +189,8 @@ def _write(path: Path, data: dict) -> Path:
 @pytest.mark.parametrize("algorithm, says", [("pa", "(passive-aggressive, 20 iterations)"),
                                              ("lbfgs", "(L-BFGS, c1=0.0, c2=0.01, max 20 iterations)")])
 def test_train_uses_the_configured_algorithm(tmp_path: Path, algorithm: str, says: str) -> None:
-    from share_ner.config import TaggerConfig
-    from share_ner.tagger import train_model
+    from share_ner.tagging.config import TaggerConfig
+    from share_ner.tagging.training import train_model
 
     said: list[str] = []
     config = TaggerConfig(algorithm=algorithm, max_iterations=20, c1=0.0, c2=0.01)

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.attributes import ContextMatcher
     from share_ner.formats import read_annotations, write_annotations
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     context = ContextMatcher.load(args.context_rules, args.anatomy)  # a bad rules or anatomy line: one error naming the file and line
     docs = read_notes(args.text, args.encoding)

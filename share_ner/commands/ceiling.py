@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from share_ner.encoding import SCHEMES, round_trip_ceiling
 from share_ner.formats import read_annotations
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
+from share_ner.tagging.scheme import SCHEMES, round_trip_ceiling
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

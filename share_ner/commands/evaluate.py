@@ -19,7 +19,7 @@ from share_ner.eval.report import format_by_doc, format_comparison, format_ranki
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -49,13 +49,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from share_ner.batch import settle_heap
+    from share_ner.batch.processes import settle_heap
     from share_ner.commands.train import load_lexicon_arg
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
+    from share_ner.inputs.files import read_notes
     from share_ner.lexicons.abbreviations import load_abbreviations
-    from share_ner.normalizer import Normalizer, NormalizerConfig, group_counts
-    from share_ner.notes import read_notes
+    from share_ner.linking.config import NormalizerConfig
+    from share_ner.linking.normalizer import Normalizer, group_counts
 
     if len(args.train_text or ()) != len(args.train_gold or ()):
         raise ShareNerError("--train-text and --train-gold go together, as many of one as of the other")
@@ -111,7 +112,7 @@ def _training_notes(texts: list[str], golds: list[str],
     """The notes of every ``--train-text`` (a note id in two of them is an error naming both files) and the
     annotations of every ``--train-gold``, merged."""
     from share_ner.formats import read_annotations
-    from share_ner.notes import read_notes
+    from share_ner.inputs.files import read_notes
 
     docs = read_notes(texts, encoding)
     gold: dict[str, list[Mention]] = {}

@@ -14,7 +14,7 @@ from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
 from share_ner.eval.html_report import PHI_NOTICE, groups_by_folder, groups_by_pattern, report_data, write_report
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.notes import read_notes
+from share_ner.inputs.files import read_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

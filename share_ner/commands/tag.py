@@ -10,7 +10,10 @@ import functools
 import sys
 from pathlib import Path
 
-from share_ner.batch import DEFAULT_SHARD_SIZE, BatchOptions, in_child, load_annotator, run_batch
+from share_ner.batch.annotate import load_annotator
+from share_ner.batch.processes import in_child
+from share_ner.batch.runner import BatchOptions, run_batch
+from share_ner.batch.sinks import DEFAULT_SHARD_SIZE
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
@@ -70,14 +73,14 @@ def _model_dir(arg: str | None) -> Path:
         if not path.is_dir():
             raise ShareNerError(f"{path}: no such model directory")
         return path.resolve()
-    from share_ner.default_model import default_model_dir  # needed only without --model
+    from share_ner.default_model.build import default_model_dir
 
     return Path(default_model_dir()).resolve()
 
 
 def _uses_dense(model: Path) -> bool:
+    from share_ner.linking.store import saved_dense
     from share_ner.model import FILES
-    from share_ner.normalizer import saved_dense
 
     return saved_dense(model / FILES.normalizer)
 
@@ -87,8 +90,9 @@ def _prepare_caches(model: Path, quiet: bool) -> None:
     ``dense``, embed its names) once into the on-disk cache when they are not there yet: a new lexicon, or one
     compiled by an older share-ner. Otherwise every worker builds the same at once: with a SNOMED CT-sized
     lexicon, about 10 CPU s and 750 MB each for the index, 10 CPU minutes and 2.8 GB each for the names."""
+    from share_ner.linking.normalizer import prepare_caches
+    from share_ner.linking.store import caches_ready
     from share_ner.model import FILES
-    from share_ner.normalizer import caches_ready, prepare_caches
 
     normalizer = model / FILES.normalizer
     if not normalizer.is_dir() or caches_ready(normalizer):

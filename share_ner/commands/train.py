@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from share_ner.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 from share_ner.errors import ShareNerError, some_of
+from share_ner.tagging.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,7 +69,7 @@ def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, tex
     with counts and file names (with ``strict``, it is an error); so is a note without a gold file when the gold
     is a directory of per-note files (a single gold file lists only notes with mentions)."""
     from share_ner.formats import annotation_files
-    from share_ner.notes import doc_id_from_path
+    from share_ner.io import doc_id_from_path
 
     orphans = sorted(d for d in gold if d not in docs)
     missing = sorted(d for d in docs if d not in gold) if gold_path.is_dir() else []
@@ -95,9 +95,9 @@ def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, tex
 
 def run(args: argparse.Namespace) -> int:
     from share_ner.formats import read_annotations
-    from share_ner.normalizer import NormalizerConfig
-    from share_ner.notes import read_notes
-    from share_ner.tagger import train_model
+    from share_ner.inputs.files import read_notes
+    from share_ner.linking.config import NormalizerConfig
+    from share_ner.tagging.training import train_model
 
     if (args.dev_text is None) != (args.dev_gold is None):
         raise ShareNerError("--dev-text and --dev-gold go together")

@@ -21,7 +21,7 @@ from typing import Iterable, Mapping
 from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import bioc, brat, jsonl, share, share2014
-from share_ner.notes import doc_id_from_path, is_gold_file, read_text_file
+from share_ner.io import doc_id_from_path, is_gold_file, read_text_file
 
 FORMATS = ("share", "brat", "jsonl", "share2014", "bioc")
 # Written by share-ner tag only, as one table per shard of a CSV export (share_ner.formats.parquet, needs pyarrow).

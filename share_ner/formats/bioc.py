@@ -42,7 +42,7 @@ from typing import Any, Iterable, Iterator
 
 from share_ner.document import ATTRIBUTE_NAMES, CUI_LESS, DISORDER, Attributes, Mention
 from share_ner.errors import InputError
-from share_ner.notes import atomic_write_text, read_text_file
+from share_ner.io import atomic_write_text, read_text_file
 
 SUFFIX = ".bioc.json"
 SOURCE = "share-ner"

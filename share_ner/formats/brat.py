@@ -27,7 +27,7 @@ from typing import Iterable, Iterator
 
 from share_ner.document import ATTRIBUTE_NAMES, CUI_LESS, Attributes, Mention
 from share_ner.errors import InputError
-from share_ner.notes import atomic_write_text, doc_id_from_path, read_text_file
+from share_ner.io import atomic_write_text, doc_id_from_path, read_text_file
 
 SUFFIX = ".ann"
 _OFFSETS = re.compile(r"^(\d+) (\d+)$")

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator
 
 from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention
 from share_ner.errors import InputError
-from share_ner.notes import atomic_write_text, read_text_file
+from share_ner.io import atomic_write_text, read_text_file
 
 SUFFIX = ".jsonl"
 _EXPECTED = 'expected {"doc_id": ..., "mentions": [{"spans": [[start, end], ...], "cui": ...}, ...]}'

@@ -18,7 +18,7 @@ from typing import Iterable
 
 from share_ner.document import DISORDER, Mention
 from share_ner.errors import InputError
-from share_ner.notes import GOLD_SUFFIXES, atomic_write_text, doc_id_from_path, is_gold_file, read_text_file
+from share_ner.io import GOLD_SUFFIXES, atomic_write_text, doc_id_from_path, is_gold_file, read_text_file
 
 SEP = "||"
 DOC_SUFFIX = ".txt"

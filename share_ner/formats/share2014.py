@@ -22,7 +22,7 @@ from typing import Iterable
 from share_ner.document import ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Mention, Span
 from share_ner.errors import InputError
 from share_ner.formats.share import detect_newline
-from share_ner.notes import atomic_write_text, doc_id_from_path, read_text_file
+from share_ner.io import atomic_write_text, doc_id_from_path, read_text_file
 
 SEP = "|"
 NULL = "null"

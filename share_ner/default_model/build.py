@@ -31,15 +31,16 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from share_ner import __version__, synthetic
-from share_ner.config import TaggerConfig
+from share_ner import __version__
+from share_ner.default_model import synthetic
+from share_ner.default_model.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 from share_ner.errors import ShareNerError
 from share_ner.features.config import FeatureConfig
 from share_ner.lexicons import cache_dir, default_lexicon
 from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
 from share_ner.model import FILES
 from share_ner.placeholders import PLACEHOLDERS_PATH
-from share_ner.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
+from share_ner.tagging.config import TaggerConfig
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see benchmarks/results/default_model.md.
 DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13,
@@ -68,7 +69,7 @@ def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
 
 
 # Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("synthetic", "tagger", "config", "model", "text", "encoding", "document", "normalizer",
+_TRAINING_MODULES = ("default_model/synthetic", "tagging/*", "model", "training", "text", "document", "linking/*",
                      "placeholders")
 
 
@@ -81,8 +82,8 @@ def _package_dir(name: str) -> Path | None:
 
 
 def _training_code() -> list[Path]:
-    here = Path(__file__).parent
-    files = [here / f"{name}.py" for name in _TRAINING_MODULES]
+    here = Path(__file__).parent.parent
+    files = [f for name in _TRAINING_MODULES for f in sorted(here.glob(f"{name}.py"))]
     for package in ("share_ner.features", "share_ner.lexicons"):
         directory = _package_dir(package)
         if directory is not None:
@@ -108,7 +109,7 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
     _hash_files(h, data_files, SHARE_DIR.parent.parent)
     # The templates live in the generator's source; HPO names come from hp.obo. The code that
     # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.
-    _hash_files(h, _training_code(), Path(synthetic.__file__).parent.parent)
+    _hash_files(h, _training_code(), Path(synthetic.__file__).parent.parent.parent)
     h.update(_hp_obo().read_bytes())
     return h.hexdigest()[:16]
 
@@ -149,7 +150,7 @@ def default_model_dir(
                             "set SHARE_NER_CACHE to a writable directory") from None
     print(f"share-ner: building the default model into {final} (once)", file=sys.stderr, flush=True)
     try:
-        from share_ner.tagger import train_model  # training code: loaded only when a build is needed
+        from share_ner.tagging.training import train_model
 
         docs, gold = training_data(synth)
         built = train_model(docs, gold, work / "model", tagger, lexicon=default_lexicon(),

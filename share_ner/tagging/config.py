@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from share_ner.errors import InputError, ShareNerError
-from share_ner.notes import read_text_file
+from share_ner.io import read_text_file
 from share_ner.settings import checked_settings
 
 SCHEMES = ("biohd", "bio")

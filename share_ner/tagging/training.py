@@ -33,26 +33,24 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pycrfsuite
 
-from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention, Sentence, span_past_end
-from share_ner.encoding import decode, encode_report
 from share_ner.errors import ShareNerError
-from share_ner.features import FeatureResources, TermMatcher, document_features
+from share_ner.features import TermMatcher
 from share_ner.features.clusters import save_clusters
 from share_ner.features.matcher import term_keys
 from share_ner.model import FILES, write_config, write_terms
+from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.crf import doc_sequences
+from share_ner.tagging.resources import LEXICON_SEMTYPE, TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE, make_resources
+from share_ner.tagging.scheme import encode_report
 from share_ner.text import split_sentences
 
 log = logging.getLogger(__name__)
-
-TRAIN_SEMTYPE = "train"
-LEXICON_SEMTYPE = "lexicon"
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,57 +150,6 @@ def mention_terms(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Ment
     return terms
 
 
-@dataclass(frozen=True)
-class TaggerResources:
-    """What feature building needs: ``share_ner.features.FeatureResources`` and the gazetteer's head words."""
-
-    features: Any
-    head_words: frozenset[str] = frozenset()
-    # First and last word keys of all terms: a distributed string is looked up only when
-    # it could start and end a term, which keeps coordination_features cheap.
-    first_keys: frozenset[str] = frozenset()
-    last_keys: frozenset[str] = frozenset()
-
-    @property
-    def term_matcher(self) -> Any:
-        return self.features.term_matcher
-
-
-HEAD_WORD_MIN = 3  # a word ending at least this many multi-word training mentions is a head word
-
-
-def head_words(terms: Iterable[tuple[str, str]]) -> frozenset[str]:
-    """Last words (lowercased) of multi-word training-gazetteer terms, kept when frequent ("disease", "impairment")."""
-    counts: dict[str, int] = {}
-    for term, semtype in terms:
-        if semtype not in (TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE):
-            continue
-        words = term.lower().split()
-        if len(words) > 1 and words[-1].isalpha():
-            counts[words[-1]] = counts.get(words[-1], 0) + 1
-    return frozenset(w for w, n in counts.items() if n >= HEAD_WORD_MIN)
-
-
-def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[str, str] | None) -> TaggerResources:
-    """A term matcher of ``terms``, word clusters and the packaged abbreviation list, plus head words."""
-    from share_ner.lexicons.abbreviations import load_abbreviations
-
-    terms = list(terms) if terms is not None else None
-    matcher = TermMatcher.from_terms(terms) if terms is not None else None
-    features = FeatureResources(matcher, dict(clusters) if clusters else None, load_abbreviations())
-    first: set[str] = set()
-    last: set[str] = set()
-    for term, _ in terms or ():
-        keys = term_keys(term)
-        if keys:
-            first.add(keys[0])
-            last.add(keys[-1])
-    return TaggerResources(features, head_words(terms or ()), frozenset(first), frozenset(last))
-
-
-WEAK_TRAIN_SEMTYPE = "train-weak"
-
-
 def gazetteer_hits(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]],
                    terms: Iterable[str]) -> dict[str, list[tuple[str, bool]]]:
     """Per note, each longest match of the training terms: (normalized term, matches a gold mention exactly)."""
@@ -251,330 +198,6 @@ def folds_of(doc_ids: Sequence[str], k: int) -> dict[str, int]:
     originals = sorted({doc_id.split(COPY_SEP, 1)[0] for doc_id in doc_ids})
     fold = {doc_id: i % k for i, doc_id in enumerate(originals)}
     return {doc_id: fold[doc_id.split(COPY_SEP, 1)[0]] for doc_id in doc_ids}
-
-
-# --------------------------------------------------------------------------------------------
-# Sequences.
-# --------------------------------------------------------------------------------------------
-
-
-# Tokens that join the conjuncts of a coordination ("renal or liver impairment").
-COORDINATORS = frozenset({"or", "and", "and/or", "or/and", "/", ",", "&", "nor", "vs", "versus"})
-# Tokens a coordinated phrase does not cross.
-_PHRASE_BREAKS = frozenset({".", ";", ":", "(", ")", "[", "]", "with", "without", "who", "which", "that", "for"})
-_HEAD_REACH = 15  # tokens scanned for the shared head of a coordination
-
-
-@lru_cache(maxsize=200_000)
-def _word_keys(word: str) -> tuple[str, ...]:
-    return tuple(term_keys(word))
-
-
-def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
-                          head_words: frozenset[str] = frozenset(),
-                          first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None) -> None:
-    """Mark coordinations whose distributed reading is a known term (added to ``feats`` in place).
-
-    Coordination ellipsis is where most discontiguous disorder mentions come from:
-    in "renal or liver impairment" the mention "renal ... impairment" borrows the head
-    of the second conjunct, in "hepatitis B or C" the mention "hepatitis ... C" borrows
-    the head of the first. For a conjunct next to a coordinator, the distributed
-    string (conjunct + a head up to ``_HEAD_REACH`` tokens away) is looked up in the
-    term matcher (lexicon and training-gazetteer terms); on a hit the conjunct tokens
-    get ``co.mod``/``co.rmod`` and the head tokens ``co.head``/``co.lhead`` (B/I).
-    Without a known term, a conjunct followed (within reach) by one of ``head_words``
-    gets ``co.hw_mod`` and that word ``co.hw_head``: the weaker, more general signal.
-    """
-    n = len(words)
-    if n < 3 or matcher is None:
-        return
-    lower = [w.lower() for w in words]
-    coord = [w in COORDINATORS for w in lower]
-    if not any(coord):
-        return
-    content = [not coord[i] and lower[i] not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower[i])
-               for i in range(n)]
-    lookup = matcher.lookup
-    keys = [_word_keys(w) for w in words]
-    # Could token i start / end a term? (Unknown key sets: assume it could.)
-    starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
-    ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]
-
-    def mark(start: int, end: int, key: str) -> None:
-        for j in range(start, end + 1):
-            feats[j][key] = "B" if j == start else "I"
-
-    for c in range(1, n - 1):
-        if not coord[c]:
-            continue
-        # Head on the right: MOD <c> ... HEAD, with MOD + HEAD a term.
-        for a in (c - 1, c - 2):
-            if a < 0 or not content[a]:
-                break
-            if not starts[a]:
-                continue
-            left = " ".join(words[a:c])
-            hit = None
-            for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
-                if lower[h] in _PHRASE_BREAKS:
-                    break
-                if not content[h]:
-                    continue
-                for e in range(h, min(n, h + 3)):
-                    if not content[e]:
-                        break
-                    if ends[e] and lookup(left + " " + " ".join(words[h:e + 1])):
-                        hit = (h, e)
-                if hit:
-                    break
-            if hit:
-                mark(a, c - 1, "co.mod")
-                mark(hit[0], hit[1], "co.head")
-                break
-        if head_words and content[c - 1]:
-            for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
-                if lower[h] in _PHRASE_BREAKS:
-                    break
-                if lower[h] in head_words:
-                    feats[c - 1]["co.hw_mod"] = 1.0
-                    feats[h]["co.hw_head"] = 1.0
-                    break
-        # Head on the left: HEAD ... MOD <c> MOD', with HEAD + MOD' a term ("hepatitis B or C").
-        for r in (c + 1, c + 2):
-            if r >= n or not content[r]:
-                break
-            if not ends[r]:
-                continue
-            right = " ".join(words[c + 1:r + 1])
-            hit = None
-            for b in range(c - 2, max(-1, c - 1 - _HEAD_REACH), -1):
-                if lower[b] in _PHRASE_BREAKS:
-                    break
-                if not content[b]:
-                    continue
-                for h in range(b, max(-1, b - 3), -1):
-                    if not content[h]:
-                        break
-                    if starts[h] and lookup(" ".join(words[h:b + 1]) + " " + right):
-                        hit = (h, b)
-                if hit:
-                    break
-            if hit:
-                mark(hit[0], hit[1], "co.lhead")
-                mark(c + 1, r, "co.rmod")
-                break
-
-
-def doc_sequences(doc: Document, resources: Any, features: Any,
-                  coordination: bool = False) -> list[tuple[Sentence, list[dict]]]:
-    """The non-empty sentences of a note with their per-token feature dicts."""
-    if not doc.text.strip():
-        return []
-    sentences = [s for s in split_sentences(doc) if s.tokens]
-    if not sentences:
-        return []
-    feats = document_features(doc, sentences, resources.features, features)
-    if coordination and resources.term_matcher is not None:
-        for sentence, f in zip(sentences, feats):
-            coordination_features([t.text for t in sentence.tokens], f, resources.term_matcher,
-                                  resources.head_words, resources.first_keys, resources.last_keys)
-    return list(zip(sentences, feats))
-
-
-def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[dict]]],
-                  scheme: str, resources: TaggerResources | None = None,
-                  brackets: bool = False) -> list[Mention]:
-    """CRF tags for each sentence, decoded into CUI-less mentions.
-
-    With ``resources`` (and the biohd scheme), :func:`expand_coordinations` adds the
-    distributed mentions of coordinations the CRF found only in part; with ``brackets``,
-    :func:`balance_brackets` repairs mentions with unpaired round brackets.
-    """
-    mentions: list[Mention] = []
-    expand = resources is not None and resources.term_matcher is not None and scheme == "biohd"
-    for sentence, feats in seqs:
-        tags = tagger.tag(pycrfsuite.ItemSequence(feats))
-        found = decode(sentence, tags, scheme=scheme)
-        if expand and found:
-            found = drop_lone_fragments(sentence, tags, found, resources)
-            found = expand_coordinations(sentence, found, resources)
-        if brackets and found:
-            found = balance_brackets(sentence, found)
-        mentions.extend(found)
-    return mentions
-
-
-def _token_run_of(sentence: Sentence) -> Callable[[int, int], tuple[int, int] | None]:
-    """A function mapping a character span to the (first, last) token indices it covers exactly, else None."""
-    first = {t.start: i for i, t in enumerate(sentence.tokens)}
-    last = {t.end: i for i, t in enumerate(sentence.tokens)}
-
-    def run(start: int, end: int) -> tuple[int, int] | None:
-        i, j = first.get(start), last.get(end)
-        return None if i is None or j is None else (i, j)
-
-    return run
-
-
-def _bracket_depth(text: str) -> int:
-    return text.count("(") - text.count(")")
-
-
-def balance_brackets(sentence: Sentence, mentions: list[Mention]) -> list[Mention]:
-    """Repair mentions whose round brackets do not pair up, as gold mentions almost never do.
-
-    An open bracket left unclosed at the end is closed by the next token when it is ``)``
-    ("polycystic ovary syndrome (PCOS" + ")"); otherwise the mention is cut before it
-    ("tricuspid regurgitation (TR" → "tricuspid regurgitation"). A closing bracket with no
-    opening one at the start is matched by the token before when it is ``(``, else the
-    mention starts after it ("metastatic) malignant melanoma" → "malignant melanoma").
-    A mention left with no tokens is dropped. Gold mentions almost never have unpaired
-    brackets (docs/tagger.md counts them).
-    """
-    tokens = sentence.tokens
-    if not any("(" in t.text or ")" in t.text for t in tokens):
-        return mentions
-    token_run = _token_run_of(sentence)
-    out: list[Mention] = []
-    changed = False
-    for m in mentions:
-        runs = []
-        for s, e in m.spans:
-            run = token_run(s, e)
-            if run is None:
-                break
-            runs.append(list(run))
-        depth = sum(_bracket_depth(tokens[k].text) for i, j in runs for k in range(i, j + 1))
-        if depth == 0 or len(runs) != len(m.spans):
-            out.append(m)
-            continue
-        changed = True
-        if depth > 0:
-            i, j = runs[-1]
-            if j + 1 < len(tokens) and tokens[j + 1].text == ")" and depth == 1:
-                runs[-1][1] = j + 1
-            else:
-                cut = max((k for k in range(i, j + 1) if "(" in tokens[k].text), default=None)
-                if cut is None:  # the open bracket is in an earlier fragment: leave the mention alone
-                    out.append(m)
-                    continue
-                if cut > i:
-                    runs[-1][1] = cut - 1
-                else:
-                    runs.pop()
-        else:
-            i, j = runs[0]
-            if i > 0 and tokens[i - 1].text == "(" and depth == -1:
-                runs[0][0] = i - 1
-            else:
-                cut = min((k for k in range(i, j + 1) if ")" in tokens[k].text), default=None)
-                if cut is None:
-                    out.append(m)
-                    continue
-                if cut < j:
-                    runs[0][0] = cut + 1
-                else:
-                    runs.pop(0)
-        if runs:
-            out.append(Mention(m.doc_id, tuple((tokens[i].start, tokens[j].end) for i, j in runs), m.cui, m.type))
-    if not changed:
-        return mentions
-    return sorted(set(out), key=lambda x: x.spans)
-
-
-def drop_lone_fragments(sentence: Sentence, tags: Sequence[str], mentions: list[Mention],
-                        resources: TaggerResources) -> list[Mention]:
-    """Drop a mention made of one D fragment alone (its partner was never tagged) unless it is a known term."""
-    token_run = _token_run_of(sentence)
-    out = []
-    for m in mentions:
-        run = None if m.is_discontiguous else token_run(m.start, m.end)
-        if run is not None and all(tags[k] in ("DB", "DI") for k in range(run[0], run[1] + 1)):
-            if not resources.term_matcher.lookup(" ".join(t.text for t in sentence.tokens[run[0]:run[1] + 1])):
-                continue
-        out.append(m)
-    return out
-
-
-def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources: TaggerResources) -> list[Mention]:
-    """Complete coordination ellipses next to tagged mentions when the distributed reading is a known term.
-
-    "renal or [liver impairment]": the conjunct "renal" before a coordinator that precedes a
-    tagged multi-token mention borrows its head when "renal impairment" is a lexicon or
-    gazetteer term, giving the discontiguous mention "renal … impairment". "[hepatitis B] or C":
-    the conjunct after the coordinator borrows the head on the left ("hepatitis … C"). A
-    contiguous mention the CRF gave to the bare conjunct alone ("renal", "C") is replaced.
-    """
-    tokens = sentence.tokens
-    n = len(tokens)
-    token_run = _token_run_of(sentence)
-    lower = [t.text.lower() for t in tokens]
-    lookup = resources.term_matcher.lookup
-    spans_taken = {m.spans for m in mentions}
-    covered: set[int] = set()
-    contiguous: dict[tuple[int, int], Mention] = {}
-    for m in mentions:
-        for s, e in m.spans:
-            run = token_run(s, e)
-            if run is not None:
-                covered.update(range(run[0], run[1] + 1))
-        if not m.is_discontiguous:
-            run = token_run(m.start, m.end)
-            if run is not None:
-                contiguous[run] = m
-
-    def content(i: int) -> bool:
-        return 0 <= i < n and lower[i] not in COORDINATORS and lower[i] not in _PHRASE_BREAKS \
-            and any(ch.isalnum() for ch in lower[i])
-
-    def words(i: int, j: int) -> str:
-        return " ".join(t.text for t in tokens[i:j + 1])
-
-    added: list[Mention] = []
-    removed: set[tuple[int, int]] = set()
-    doc_id = sentence.doc_id
-
-    def free_conjunct(a: int, b: int) -> bool:
-        """Tokens a..b are content words, untagged or a bare contiguous mention of their own."""
-        return all(content(k) for k in range(a, b + 1)) \
-            and not any(k in covered and (a, b) not in contiguous for k in range(a, b + 1))
-
-    def borrow(readings: Iterable[tuple[tuple[int, int], tuple[int, int]]], conjunct: tuple[int, int]) -> bool:
-        """Add the first distributed reading (two token runs in text order) that is a known term; False if none."""
-        for first, second in readings:
-            if lookup(words(*first) + " " + words(*second)):
-                spans = tuple((tokens[a].start, tokens[b].end) for a, b in (first, second))
-                if spans not in spans_taken:
-                    added.append(Mention(doc_id, spans))
-                    spans_taken.add(spans)
-                    removed.add(conjunct)
-                return True
-        return False
-
-    for (s, e), m in sorted(contiguous.items()):
-        if e - s < 1:
-            continue
-        # Head on the right: X <coord> [s .. e] -> X + tokens j..e for the longest known head.
-        c = s - 1
-        if c >= 1 and lower[c] in COORDINATORS:
-            x_end = c - 1
-            for x_start in (x_end, x_end - 1):
-                x = (x_start, x_end)
-                if not free_conjunct(*x) or borrow(((x, (j, e)) for j in range(s + 1, e + 1)), x):
-                    break
-        # Head on the left: [s .. e] <coord> X -> tokens s..j + X.
-        c = e + 1
-        if c + 1 < n and lower[c] in COORDINATORS:
-            for x_end in (c + 1, c + 2):
-                x = (c + 1, x_end)
-                if not free_conjunct(*x) or borrow((((s, j), x) for j in range(e - 1, s - 1, -1)), x):
-                    break
-    if not added:
-        return mentions
-    # A bare conjunct that is itself a known term ("asthma or COPD") stays a mention too.
-    removed = {r for r in removed if r in contiguous and not lookup(words(*r))}
-    kept = [m for m in mentions if not any(contiguous.get(r) is m for r in removed)]
-    return sorted(kept + added, key=lambda m: m.spans)
 
 
 def _assign_mentions(seqs: Sequence[tuple[Sentence, list[dict]]], mentions: Sequence[Mention]) -> list[list[Mention]]:
@@ -764,7 +387,7 @@ def train_model(
         normalizer_info = None
         if fit_normalizer:
             say("fitting the normalizer")
-            from share_ner.normalizer import Normalizer
+            from share_ner.linking.normalizer import Normalizer
 
             normalizer = Normalizer.fit(lexicon, docs, gold, normalizer_config, normalizer_abbreviations)
             normalizer.save(tmp / FILES.normalizer)

@@ -41,11 +41,12 @@ from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
 from share_ner.features.stopwords import TERM_STOP_WORDS
 from share_ner.formats.share import read_pipe_dir, write_pipe
+from share_ner.inputs.files import read_notes
+from share_ner.io import read_text_file
 from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
-from share_ner.notes import read_notes, read_text_file
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).parent.parent / "data"
 CORPUS_DIR = DATA_DIR / "default_corpus"
 MARKUP_DIR = CORPUS_DIR / "markup"
 SHARE_DIR = CORPUS_DIR / "share"

@@ -1,0 +1,173 @@
+"""The unit of work: one note (or a batch of notes) through an annotator, with notes over a million characters
+tagged in line-aligned pieces. Failures become a :class:`NoteResult` with an error, never an exception.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from share_ner.document import Document, Mention
+from share_ner.errors import ShareNerError
+from share_ner.text import SIMPLE_TOKEN
+
+Annotator = Callable[[Document], list[Mention]]
+
+
+AnnotatorFactory = Callable[[], Annotator]
+
+
+# Longer notes (spaCy's own limit on one text) are tagged in line-aligned pieces of at most PIECE_CHARS characters
+# (a bound on the memory of one piece's token features), their mentions shifted back to offsets into the whole
+# note.
+LONG_NOTE_CHARS = 1_000_000
+
+
+PIECE_CHARS = 250_000
+
+
+_WARM_UP = Document("warm-up", "History: chest pain and shortness of breath. No fever.\n")
+
+
+class PipelineAnnotator:
+    """A loaded model as an annotator: called with one note, it annotates that note; :meth:`many` annotates a
+    batch with the same result, normalizing the batch's mentions together (faster: one tf-idf product, one
+    embedding batch under ``dense``)."""
+
+    def __init__(self, pipeline: Any) -> None:
+        self.pipeline = pipeline
+
+    def __call__(self, doc: Document) -> list[Mention]:
+        return self.pipeline.annotate(doc)
+
+    def many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
+        return self.pipeline.annotate_many(docs)
+
+
+def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None = None,
+                   attributes: bool = True, context_rules: str | None = None,
+                   anatomy: str | None = None) -> Annotator:
+    """Load a trained model and return it as a :class:`PipelineAnnotator` (the usual annotator factory);
+    ``abbreviations``: a site's own list for its normalizer, instead of the model's own; ``attributes``: fill
+    the ShARe/CLEF 2014 attributes (with a site's ``context_rules`` file on top of the packaged rules, and its
+    ``anatomy`` lexicon for body locations instead of the packaged body sites).
+
+    The model is tried on a one-line note, so that lazily built parts
+    (tokenizer, abbreviation detector) count as start-up, not as the first note.
+    """
+    from share_ner.pipeline import Pipeline
+
+    pipeline = Pipeline.load(Path(model_dir))
+    if abbreviations is not None:
+        if pipeline.normalizer is None:
+            raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
+                                "normalization")
+        pipeline.normalizer.use_site_abbreviations(abbreviations)
+    if not attributes or context_rules is not None or anatomy is not None:
+        from share_ner.attributes import ContextMatcher
+
+        pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
+    annotate = PipelineAnnotator(pipeline)
+    annotate(_WARM_UP)
+    return annotate
+
+
+def count_tokens(text: str) -> int:
+    """The number of words and punctuation marks of ``text`` (the unit of tokens/s), counted with the
+    tokenizer's own fallback pattern, :data:`share_ner.text.SIMPLE_TOKEN`."""
+    return len(SIMPLE_TOKEN.findall(text))
+
+
+@dataclass(frozen=True)
+class NoteResult:
+    """What annotating one note gave: its mentions and token count, or an error (no note text in it)."""
+
+    doc_id: str
+    mentions: tuple[Mention, ...]
+    tokens: int
+    error: str | None = None
+
+
+def annotate_note(annotator: Annotator, doc: Document) -> NoteResult:
+    """Annotate one note; an exception becomes ``NoteResult.error`` so that one bad note does not stop a batch.
+
+    Pure and picklable with a picklable annotator: a distributed engine can map it over partitions.
+    """
+    return annotate_notes(annotator, [doc])[0]
+
+
+def _failed(doc: Document, tokens: int, exc: BaseException) -> NoteResult:
+    # Exception messages may quote the note: report only the type and where it was raised.
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" in {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return NoteResult(doc.id, (), tokens, f"annotation failed: {type(exc).__name__}{where}")
+
+
+def note_pieces(text: str, limit: int = LONG_NOTE_CHARS, piece: int = PIECE_CHARS) -> list[tuple[int, int]]:
+    """``(start, end)`` of the pieces ``text`` is tagged in: itself when at most ``limit`` characters, else
+    consecutive pieces of at most ``piece`` characters, each cut after a line break (else after a space, else
+    anywhere)."""
+    if len(text) <= limit:
+        return [(0, len(text))]
+    limit = piece
+    pieces = []
+    start, n = 0, len(text)
+    while n - start > limit:
+        end = text.rfind("\n", start, start + limit) + 1
+        if end <= start:
+            end = max(text.rfind(" ", start, start + limit), text.rfind("\t", start, start + limit)) + 1
+        if end <= start:
+            end = start + limit
+        pieces.append((start, end))
+        start = end
+    pieces.append((start, n))
+    return pieces
+
+
+def _shifted(mention: Mention, doc_id: str, offset: int) -> Mention:
+    shifted = Mention(doc_id, tuple((s + offset, e + offset) for s, e in mention.spans), mention.cui, mention.type)
+    return shifted if mention.attributes is None else shifted.with_attributes(mention.attributes)
+
+
+def annotate_notes(annotator: Annotator, docs: Sequence[Document]) -> list[NoteResult]:
+    """:func:`annotate_note` for each of ``docs``; an annotator with a ``many`` method (:class:`PipelineAnnotator`)
+    gets the whole batch at once, and a failure stays with its note either way. A note over
+    :data:`LONG_NOTE_CHARS` is annotated as its :func:`note_pieces`, each piece a note of its own, and its
+    mentions are those of its pieces at their offsets in the whole note."""
+    parts: list[Document] = []
+    owner: list[tuple[int, int]] = []  # (index in docs, offset of the piece)
+    for i, doc in enumerate(docs):
+        for start, end in note_pieces(doc.text):
+            parts.append(doc if (start, end) == (0, len(doc.text)) else Document(doc.id, doc.text[start:end]))
+            owner.append((i, start))
+    outs = _annotate_parts(annotator, parts)
+    mentions: list[list[Mention]] = [[] for _ in docs]
+    errors: list[BaseException | None] = [None] * len(docs)
+    for (i, offset), out in zip(owner, outs):
+        if isinstance(out, BaseException):
+            errors[i] = errors[i] or out
+        else:
+            mentions[i].extend(out if offset == 0 else (_shifted(m, docs[i].id, offset) for m in out))
+    results = []
+    for doc, ms, err in zip(docs, mentions, errors):
+        tokens = count_tokens(doc.text)
+        results.append(_failed(doc, tokens, err) if err is not None else NoteResult(doc.id, tuple(ms), tokens))
+    return results
+
+
+def _annotate_parts(annotator: Annotator, docs: Sequence[Document]) -> list[list[Mention] | BaseException]:
+    many = getattr(annotator, "many", None)
+    if many is not None and len(docs) > 1:
+        try:
+            return list(many(docs))
+        except Exception:  # noqa: BLE001 - then note by note, so that only the note at fault fails
+            pass
+    outs: list[list[Mention] | BaseException] = []
+    for doc in docs:
+        try:
+            outs.append(list(annotator(doc)))
+        except Exception as exc:  # noqa: BLE001 - a batch must survive any failure on one note
+            outs.append(exc)
+    return outs

@@ -1,0 +1,1 @@
+"""The embedded default model: synthetic training notes from HPO names, trained once into the cache."""

