@@ -95,7 +95,7 @@ def ensure_clusters() -> Path:
 
 
 def score(gold: Mapping, pred: Mapping, docs: Mapping) -> dict[str, Any]:
-    from share_ner.tagging.training import score_dict
+    from share_ner.eval.dev import score_dict
 
     return score_dict(gold, pred, docs)
 

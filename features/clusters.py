@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from share_ner.errors import InputError, ShareNerError
+from share_ner.inputs.files import iter_note_paths, read_note
 from share_ner.io import read_text_file
 from share_ner.text import tokenize
 
@@ -256,8 +257,6 @@ def build_clusters_file(
     A note that cannot be read or decoded is skipped; the returned list gives one
     ``path: reason`` line per skipped note. Returns ``(report, skipped)``.
     """
-    from share_ner.inputs.files import iter_note_paths, read_note
-
     out = Path(out)
     if not out.parent.is_dir():
         raise InputError(out, "the directory of the output file does not exist")

@@ -20,6 +20,7 @@ from share_ner.features.clusters import cluster_key, parse_cluster_ids
 from share_ner.features.config import FeatureConfig
 from share_ner.features.matcher import TermMatcher
 from share_ner.features.tokens import word_features
+from share_ner.lexicons.abbreviations import load_abbreviations
 
 FeatureDict = dict[str, "str | float"]
 _WORD_CACHE_SIZE = 200_000
@@ -86,8 +87,6 @@ class FeatureResources:
         ``default_abbreviations`` is false.
         """
         if abbreviations is None and default_abbreviations:
-            from share_ner.lexicons.abbreviations import load_abbreviations
-
             abbreviations = load_abbreviations()
         matcher = TermMatcher.from_lexicon(lexicon) if lexicon is not None else None
         return cls(matcher, clusters, abbreviations)

@@ -43,12 +43,16 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from share_ner.default_model.build import default_model_dir
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import Comparison
 from share_ner.eval.significance import compare as _compare
 from share_ner.formats import read_annotations
+from share_ner.linking.store import saved_dense
+from share_ner.model import FILES
+from share_ner.pipeline import Pipeline
 
 # The note id given to a plain string passed to Annotator.__call__ (pipe numbers them "0", "1", ...).
 TEXT_ID = "text"
@@ -128,9 +132,6 @@ def _unwrap(outs: Sequence[list[Mention] | Exception]) -> Iterator[list[Mention]
 
 def _start_method(model_dir: Path) -> str:
     # fork shares the loaded model with the workers; not after PyTorch has started its threads (dense normalizer)
-    from share_ner.linking.store import saved_dense
-    from share_ner.model import FILES
-
     dense = (model_dir / FILES.normalizer).is_dir() and saved_dense(model_dir / FILES.normalizer)
     return "fork" if sys.platform.startswith("linux") and not dense else "spawn"
 
@@ -153,11 +154,7 @@ def load(model: str | Path | None = None) -> Annotator:
     Raises:
         ShareNerError: one line naming the missing directory or model file.
     """
-    from share_ner.pipeline import Pipeline
-
     if model is None:
-        from share_ner.default_model.build import default_model_dir
-
         model = default_model_dir()
     path = Path(model)
     if not path.is_dir():

@@ -28,9 +28,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import pycrfsuite
+
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.features.matcher import TermMatcher
+from share_ner.lexicons.lexicon import Lexicon
+from share_ner.pipeline import Pipeline
 from share_ner.settings import checked_settings
+from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.crf import doc_sequences
+from share_ner.tagging.scheme import decode
+from share_ner.tagging.training import COPY_SEP
+from share_ner.text import split_sentences
+from share_ner.training import train_model
 
 
 @dataclass(frozen=True)
@@ -60,17 +71,13 @@ class DistantConfig:
         return asdict(self)
 
 
-def cui_matcher(lexicon: Any) -> Any:
+def cui_matcher(lexicon: Lexicon) -> TermMatcher:
     """A term matcher whose matches carry the CUIs of the names they match (in the lexicon's order)."""
-    from share_ner.features.matcher import TermMatcher
-
     return TermMatcher.from_terms((entry.name, entry.cui) for entry in lexicon.entries)
 
 
-def lexicon_labels(docs: Mapping[str, Document], matcher: Any, min_chars: int = 4) -> dict[str, list[Mention]]:
+def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars: int = 4) -> dict[str, list[Mention]]:
     """Longest lexicon matches in each note as mentions (with the matched name's first CUI)."""
-    from share_ner.text import split_sentences
-
     out: dict[str, list[Mention]] = {}
     for doc_id, doc in docs.items():
         found: list[Mention] = []
@@ -85,17 +92,12 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: Any, min_chars: int = 
     return out
 
 
-def confident_mentions(pipeline: Any, doc: Document, min_confidence: float) -> tuple[list[Mention], list[tuple[int, int]]]:
+def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float) -> tuple[list[Mention], list[tuple[int, int]]]:
     """The model's mentions in ``doc`` whose tokens all have marginals >= ``min_confidence``, and the character
     ranges of the sentences they were looked for in."""
-    import pycrfsuite
-
-    from share_ner.tagging.crf import doc_sequences
-    from share_ner.tagging.scheme import decode
-
     kept: list[Mention] = []
     ranges: list[tuple[int, int]] = []
-    tagger = pipeline.tagger_
+    tagger = pipeline.tagger.crf
     for sentence, feats in doc_sequences(doc, pipeline.resources, pipeline.config.features,
                                          pipeline.config.coordination):
         tags = tagger.tag(pycrfsuite.ItemSequence(feats))
@@ -137,10 +139,6 @@ def train_distant(
 
     Raises :class:`ShareNerError` when there are no notes or the lexicon matches nothing in them.
     """
-    from share_ner.pipeline import Pipeline
-    from share_ner.tagging.config import TaggerConfig
-    from share_ner.tagging.training import COPY_SEP, train_model
-
     say = progress or (lambda msg: None)
     round_config = tagger_config or TaggerConfig()
     where = source or "the distant notes"

@@ -13,31 +13,40 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-import pycrfsuite
-
 from share_ner.attributes import ContextMatcher
 from share_ner.document import Document, Mention
-from share_ner.errors import ShareNerError
-from share_ner.features.clusters import load_clusters
-from share_ner.model import FILES, ModelError, ModelInfo, read_model_info, read_terms
+from share_ner.linking.normalizer import Normalizer
+from share_ner.model import FILES, ModelInfo, read_model_info
 from share_ner.tagging.config import TaggerConfig
-from share_ner.tagging.crf import doc_sequences, tag_sequences
-from share_ner.tagging.resources import make_resources
+from share_ner.tagging.crf import CrfTagger
+from share_ner.tagging.resources import TaggerResources
 
 
 class Pipeline:
-    """A loaded model: the CRF tagger, its feature resources and (when trained) the normalizer."""
+    """A loaded model: the CRF tagger (:class:`~share_ner.tagging.crf.CrfTagger`), the normalizer when one was
+    fitted (:class:`~share_ner.linking.normalizer.Normalizer`), and the attribute rules.
 
-    def __init__(self, info: ModelInfo, config: TaggerConfig, tagger: pycrfsuite.Tagger,
-                 resources: Any, normalizer: Any | None) -> None:
+    A note makes three stops here: :meth:`tag` (mentions are born, ``CUI-less``), the normalizer (each mention
+    gets its CUI), and the ConText rules (its attributes). :meth:`annotate` makes all three.
+    """
+
+    def __init__(self, info: ModelInfo, tagger: CrfTagger, normalizer: Normalizer | None) -> None:
         self.info = info
-        self.config = config
-        self.tagger_ = tagger
-        self.resources = resources
+        self.tagger = tagger
         self.normalizer = normalizer
         # ShARe/CLEF 2014 attributes by ConText rules (share_ner.attributes); None: mentions carry none.
         self.context: ContextMatcher | None = None
         self._default_context = True  # the packaged rules, compiled on first use (not at load: start-up time)
+
+    @property
+    def config(self) -> TaggerConfig:
+        """The tagger's settings."""
+        return self.tagger.config
+
+    @property
+    def resources(self) -> TaggerResources:
+        """The tagger's feature resources (term matcher, head words, clusters)."""
+        return self.tagger.resources
 
     def use_attributes(self, context: ContextMatcher | None) -> None:
         """Fill attributes with ``context`` (a :class:`share_ner.attributes.ContextMatcher`), or with none."""
@@ -58,40 +67,19 @@ class Pipeline:
 
     @classmethod
     def load(cls, model_dir: str | Path) -> "Pipeline":
-        """Load a model directory written by :func:`share_ner.tagger.train_model`.
+        """Load a model directory written by :func:`share_ner.training.train_model`.
 
         Raises:
             ShareNerError: one line naming the missing file, or both model format versions.
         """
         info = read_model_info(model_dir)
-        try:
-            # Models saved before the ``algorithm`` setting existed were all trained with L-BFGS.
-            config = TaggerConfig.from_dict({"algorithm": "lbfgs", **info.tagger})
-        except ShareNerError as exc:
-            raise ModelError(
-                f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
-            ) from None
-        terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
-        clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
-        resources = make_resources(terms, clusters)
-        tagger = pycrfsuite.Tagger()
-        try:
-            tagger.open(str(info.path(FILES.crf)))
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
-        normalizer = None
-        if info.has_normalizer:
-            from share_ner.linking.normalizer import Normalizer
-
-            normalizer = Normalizer.load(info.path(FILES.normalizer))
-        return cls(info, config, tagger, resources, normalizer)
+        tagger = CrfTagger.load(info)
+        normalizer = Normalizer.load(info.path(FILES.normalizer)) if info.has_normalizer else None
+        return cls(info, tagger, normalizer)
 
     def tag(self, doc: Document) -> list[Mention]:
         """Task 1a only: the note's disorder mentions, all ``CUI-less``."""
-        seqs = doc_sequences(doc, self.resources, self.config.features, self.config.coordination)
-        return tag_sequences(self.tagger_, seqs, self.config.scheme,
-                             self.resources if self.config.expand_coordinations else None,
-                             brackets=self.config.balance_brackets)
+        return self.tagger.tag(doc)
 
     def annotate(self, doc: Document) -> list[Mention]:
         """Tasks 1a and 1b: the note's mentions, each with a CUI (or ``CUI-less``) when a normalizer was trained,
@@ -143,7 +131,7 @@ class Pipeline:
         return (_load_with_context, (str(self.model_dir), self.context))
 
 
-def _load_with_context(model_dir: str, context: Any | None) -> Pipeline:
+def _load_with_context(model_dir: str, context: ContextMatcher | None) -> Pipeline:
     pipeline = Pipeline.load(model_dir)
     pipeline.use_attributes(context)
     return pipeline

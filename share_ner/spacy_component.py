@@ -43,6 +43,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.tokens.underscore import Underscore
 
+from share_ner.api import load
 from share_ner.document import DISORDER, Mention
 from share_ner.errors import ShareNerError
 
@@ -179,8 +180,6 @@ class ShareNerComponent:
 
     def _load(self) -> Any:
         if self._annotator is None:
-            from share_ner.api import load
-
             self._annotator = load(self.model)
         return self._annotator
 

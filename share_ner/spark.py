@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator
 
 from share_ner.batch.annotate import annotate_notes, load_annotator
 from share_ner.batch.processes import settle_heap
+from share_ner.default_model.build import default_model_dir
 from share_ner.document import ATTRIBUTE_NAMES, Document
 from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import BASE_COLUMNS, mention_rows
@@ -177,8 +178,6 @@ def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callab
 
         return "factory:" + hashlib.sha256(cloudpickle.dumps(model)).hexdigest(), model
     if model is None:
-        from share_ner.default_model.build import default_model_dir
-
         model = default_model_dir()
     path = str(model)
     local = "://" not in path or path.startswith("file:")

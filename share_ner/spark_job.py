@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from share_ner.batch.runner import RunSummary
+from share_ner.document import ATTRIBUTE_NAMES
 from share_ner.errors import ShareNerError
+from share_ner.formats.parquet import BASE_COLUMNS
 from share_ner.inputs.mimic import MIMIC_III, MIMIC_IV
 from share_ner.io import GOLD_SUFFIXES
 from share_ner.spark import annotate_all, check_columns, model_error_line, require_spark
@@ -313,7 +315,4 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
 
 
 def _mention_columns() -> list[str]:
-    from share_ner.document import ATTRIBUTE_NAMES
-    from share_ner.formats.parquet import BASE_COLUMNS
-
     return [*BASE_COLUMNS, *ATTRIBUTE_NAMES]

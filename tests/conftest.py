@@ -35,7 +35,7 @@ def private_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 def _train_small(out: Path, fit_normalizer: bool) -> Path:
     from share_ner.formats.share import read_pipe_dir
     from share_ner.inputs.files import read_notes
-    from share_ner.tagging.training import train_model
+    from share_ner.training import train_model
 
     docs, gold = read_notes(TAGGER_FIXTURES / "text"), read_pipe_dir(TAGGER_FIXTURES / "gold")
     return train_model(docs, gold, out, fit_normalizer=fit_normalizer)
@@ -72,7 +72,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from share_ner.inputs.files import read_notes
     from share_ner.lexicons.loader import load_lexicon
     from share_ner.tagging.config import TaggerConfig
-    from share_ner.tagging.training import train_model
+    from share_ner.training import train_model
 
     tagger = FIXTURES / "tagger"
     out = tmp_path_factory.mktemp("tiny_model") / "model"

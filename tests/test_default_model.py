@@ -97,10 +97,8 @@ def test_losing_the_race_uses_the_winners_model(built, monkeypatch, tmp_path, ca
         (final / "terms.tsv").write_text("x")  # non-empty directory: our rename must fail
         return out_dir
 
-    import share_ner.tagging.training
-
     monkeypatch.setattr(dm, "training_data", fake_training_data)
-    monkeypatch.setattr(share_ner.tagging.training, "train_model", fake_train_model)
+    monkeypatch.setattr(dm, "train_model", fake_train_model)
     got = dm.default_model_dir(synth=SMALL_SYNTH, tagger=SMALL_TAGGER, cache=cache)
     assert got == final
     assert (final / "model.crfsuite").read_text() == "theirs"

@@ -25,7 +25,7 @@ TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A model trained on the six tagger fixture notes (no lexicon: quick)."""
     from share_ner.formats.share import read_pipe_dir
-    from share_ner.tagging.training import train_model
+    from share_ner.training import train_model
 
     docs = read_notes(TAGGER_FIXTURES / "text")
     gold = read_pipe_dir(TAGGER_FIXTURES / "gold")

@@ -16,7 +16,7 @@ from share_ner.formats.share import read_pipe_dir
 from share_ner.inputs.files import read_notes
 from share_ner.pipeline import Pipeline
 from share_ner.tagging.config import TaggerConfig
-from share_ner.tagging.training import train_model
+from share_ner.training import train_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 

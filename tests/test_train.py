@@ -190,7 +190,7 @@ def _write(path: Path, data: dict) -> Path:
                                              ("lbfgs", "(L-BFGS, c1=0.0, c2=0.01, max 20 iterations)")])
 def test_train_uses_the_configured_algorithm(tmp_path: Path, algorithm: str, says: str) -> None:
     from share_ner.tagging.config import TaggerConfig
-    from share_ner.tagging.training import train_model
+    from share_ner.training import train_model
 
     said: list[str] = []
     config = TaggerConfig(algorithm=algorithm, max_iterations=20, c1=0.0, c2=0.01)

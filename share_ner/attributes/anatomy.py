@@ -24,8 +24,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from share_ner.attributes.patterns import _trie_pattern
 from share_ner.document import Mention, Span
 from share_ner.lexicons.lexicon import LexiconEntry, parse_lexicon
+from share_ner.lexicons.loader import load_lexicon
 
 PACKAGED_ANATOMY = "anatomy.tsv"
 # The most words between a mention and a site outside it: a preposition phrase ("in the left lung") and no more,
@@ -38,9 +40,7 @@ __all__ = ["AnatomyMatcher", "PACKAGED_ANATOMY", "WINDOW"]
 
 
 def _trie(names: Iterable[str]) -> str:
-    from share_ner.attributes.context import _trie_pattern  # one trie builder for triggers and sites
-
-    return _trie_pattern(names)
+    return _trie_pattern(names)  # one trie builder for triggers and sites
 
 
 class AnatomyMatcher:
@@ -64,8 +64,6 @@ class AnatomyMatcher:
         if path is None:
             text = resources.files("share_ner").joinpath("data", PACKAGED_ANATOMY).read_text(encoding="utf-8")
             return cls(parse_lexicon(text, PACKAGED_ANATOMY))
-        from share_ner.lexicons.loader import load_lexicon
-
         return cls(load_lexicon(path).entries)
 
     def __reduce__(self) -> tuple[Any, tuple[list[LexiconEntry], int]]:

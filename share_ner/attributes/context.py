@@ -26,6 +26,7 @@ from bisect import bisect_right
 from typing import Any, Iterable, Sequence
 
 from share_ner.attributes.anatomy import AnatomyMatcher
+from share_ner.attributes.patterns import _trie_pattern
 from share_ner.attributes.rules import GAP, PSEUDO, TERMINATE, Rule, load_rules, normalize_phrase
 from share_ner.document import ATTRIBUTE_VALUES, BODY_LOCATION_NULL, Attributes, Document, Mention, Span
 from share_ner.text import find_headers
@@ -54,35 +55,6 @@ def sentence_starts(text: str, headers: Iterable[int] = ()) -> list[int]:
     starts = {0, *headers}
     starts.update(m.end() for m in _BOUNDARY.finditer(text))
     return sorted(starts)
-
-
-def _trie_pattern(phrases: Iterable[str]) -> str:
-    """One regex matching any of ``phrases`` (lower case, words joined by one space) at word boundaries, the
-    longest at each position: a character trie, so that the engine follows one branch per character."""
-    trie: dict[str, Any] = {}
-    for phrase in phrases:
-        node = trie
-        for ch in phrase:
-            node = node.setdefault(ch, {})
-        node[""] = {}  # a phrase ends here
-
-    def after(node: dict[str, Any], last: str) -> str:
-        alts = [(r"\s+" if ch == " " else re.escape(ch)) + after(child, ch)
-                for ch, child in sorted(node.items()) if ch]
-        if "" in node:
-            alts.append(r"(?!\w)" if re.match(r"\w", last) else "")
-        if len(alts) == 1:
-            return alts[0]
-        return "(?:" + "|".join(alts) + ")"
-
-    words = {ch: child for ch, child in trie.items() if re.match(r"\w", ch)}
-    others = {ch: child for ch, child in trie.items() if ch not in words}
-    parts = []
-    if words:
-        parts.append(r"(?<!\w)" + after(words, ""))
-    if others:
-        parts.append(after(others, ""))
-    return "|".join(parts) if parts else r"(?!x)x"
 
 
 class ContextMatcher:

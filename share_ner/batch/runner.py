@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
 import os
 import signal
 import sys
@@ -55,6 +56,7 @@ from share_ner.batch.sinks import (
     _StreamSink,
     per_note_file_name,
 )
+from share_ner.batch.workers import Death, WorkerPool
 from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
@@ -516,10 +518,6 @@ class _Runner:
                 results = annotate_notes(annotator, docs)
                 yield pending.popleft(), results
             return
-        import multiprocessing
-
-        from share_ner.batch.workers import Death, WorkerPool
-
         if opt.preload and sys.platform.startswith("linux"):
             _load_annotator(self.factory)  # into this process: the forked workers (and their replacements) inherit it
             pool = WorkerPool(opt.jobs, _work, context=multiprocessing.get_context("fork"))

@@ -94,10 +94,12 @@ def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, tex
 
 
 def run(args: argparse.Namespace) -> int:
+    from share_ner.eval.dev import record_dev_scores
     from share_ner.formats import read_annotations
     from share_ner.inputs.files import read_notes
     from share_ner.linking.config import NormalizerConfig
-    from share_ner.tagging.training import train_model
+    from share_ner.tagging.training import check_gold
+    from share_ner.training import train_model
 
     if (args.dev_text is None) != (args.dev_gold is None):
         raise ShareNerError("--dev-text and --dev-gold go together")
@@ -136,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         dev_docs = read_notes(args.dev_text, args.encoding)
         dev_gold = match_gold(dev_docs, read_annotations(args.dev_gold, dev_docs), args.dev_gold, args.dev_text,
                               args.strict)
+        check_gold(dev_docs, dev_gold, "dev gold")
         dev = (dev_docs, dev_gold)
     lexicon = load_lexicon_arg(args.lexicon)
     clusters = None
@@ -146,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if docs:
         say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
 
-    options = dict(clusters=clusters, dev=dev, fit_normalizer=not args.no_normalizer,
+    options = dict(clusters=clusters, fit_normalizer=not args.no_normalizer,
                    normalizer_config=NormalizerConfig(dense=args.dense), normalizer_abbreviations=site,
                    clusters_source=None if args.clusters is None else str(args.clusters))
     if args.distant is not None:
@@ -162,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
                             source=str(args.distant), progress=say, **options)
     else:
         out = train_model(docs, gold, args.model, config, lexicon=lexicon, progress=say, **options)
+    if dev is not None:
+        say("scoring the dev set")
+        record_dev_scores(out, *dev)
 
     from share_ner.model import read_model_info
 

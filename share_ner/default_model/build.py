@@ -41,6 +41,7 @@ from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
 from share_ner.model import FILES
 from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.tagging.config import TaggerConfig
+from share_ner.training import train_model
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see benchmarks/results/default_model.md.
 DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13,
@@ -150,8 +151,6 @@ def default_model_dir(
                             "set SHARE_NER_CACHE to a writable directory") from None
     print(f"share-ner: building the default model into {final} (once)", file=sys.stderr, flush=True)
     try:
-        from share_ner.tagging.training import train_model
-
         docs, gold = training_data(synth)
         built = train_model(docs, gold, work / "model", tagger, lexicon=default_lexicon(),
                             progress=progress or (lambda msg: None))

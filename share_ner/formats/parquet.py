@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from share_ner.document import ATTRIBUTE_NAMES, Mention
+from share_ner.document import ATTRIBUTE_NAMES, Attributes, Mention
 from share_ner.errors import InputError, ShareNerError
 
 SUFFIX = ".parquet"
@@ -81,8 +81,6 @@ def read_parquet(path: str | Path) -> dict[str, list[Mention]]:
     in ``mention`` order. Attributes are restored when the table carries them."""
     require_pyarrow()
     import pyarrow.dataset as ds
-
-    from share_ner.document import Attributes
 
     path = Path(path)
     if not path.exists():

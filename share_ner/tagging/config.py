@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from share_ner.errors import InputError, ShareNerError
 from share_ner.io import read_text_file
 from share_ner.settings import checked_settings
+
+if TYPE_CHECKING:
+    from share_ner.features.config import FeatureConfig
 
 SCHEMES = ("biohd", "bio")
 # CRFsuite training algorithms offered, and their iteration counts when the config gives none.
@@ -26,13 +29,15 @@ ALGORITHMS = ("pa", "lbfgs")
 DEFAULT_ITERATIONS = {"pa": 30, "lbfgs": 150}
 
 
-def _feature_config_type() -> Any:
-    from share_ner.features import FeatureConfig
+def _feature_config_type() -> type[FeatureConfig]:
+    # Imported when first needed: the features package pulls in spaCy (seconds), and this module is read when the
+    # CLI builds its parser (the scheme and algorithm choices).
+    from share_ner.features.config import FeatureConfig
 
     return FeatureConfig
 
 
-def _default_features() -> Any:
+def _default_features() -> FeatureConfig:
     return _feature_config_type()()
 
 
@@ -82,7 +87,7 @@ class TaggerConfig:
     coordination: bool = True
     expand_coordinations: bool = True
     balance_brackets: bool = True
-    features: Any = field(default_factory=_default_features)
+    features: FeatureConfig = field(default_factory=_default_features)
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:

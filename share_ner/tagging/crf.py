@@ -1,4 +1,7 @@
 """Tagging a note with the CRF: sentences to feature sequences, CRFsuite tags, decoded and repaired mentions.
+
+:class:`CrfTagger` is the trained tagger of a model directory (its settings, term matcher, clusters and CRFsuite
+weights); :meth:`CrfTagger.tag` gives a note's mentions, all ``CUI-less`` (Task 1a).
 """
 
 from __future__ import annotations
@@ -8,10 +11,14 @@ from typing import Any, Sequence
 import pycrfsuite
 
 from share_ner.document import Document, Mention, Sentence
+from share_ner.errors import ShareNerError
 from share_ner.features import document_features
+from share_ner.features.clusters import load_clusters
 from share_ner.features.coordination import coordination_features
+from share_ner.model import FILES, ModelError, ModelInfo, read_terms
+from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
-from share_ner.tagging.resources import TaggerResources
+from share_ner.tagging.resources import TaggerResources, make_resources
 from share_ner.tagging.scheme import decode
 from share_ner.text import split_sentences
 
@@ -53,3 +60,43 @@ def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list
             found = balance_brackets(sentence, found)
         mentions.extend(found)
     return mentions
+
+
+class CrfTagger:
+    """The trained CRF tagger of a model directory: its settings, feature resources and CRFsuite weights."""
+
+    def __init__(self, config: TaggerConfig, crf: pycrfsuite.Tagger, resources: TaggerResources) -> None:
+        self.config = config
+        self.crf = crf
+        self.resources = resources
+
+    @classmethod
+    def load(cls, info: ModelInfo) -> "CrfTagger":
+        """The tagger of the model directory ``info`` describes.
+
+        Raises:
+            ShareNerError: one line naming the file that cannot be read.
+        """
+        try:
+            # Models saved before the ``algorithm`` setting existed were all trained with L-BFGS.
+            config = TaggerConfig.from_dict({"algorithm": "lbfgs", **info.tagger})
+        except ShareNerError as exc:
+            raise ModelError(
+                f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
+            ) from None
+        terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
+        clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
+        resources = make_resources(terms, clusters)
+        tagger = pycrfsuite.Tagger()
+        try:
+            tagger.open(str(info.path(FILES.crf)))
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
+        return cls(config, tagger, resources)
+
+    def tag(self, doc: Document) -> list[Mention]:
+        """The note's disorder mentions, all ``CUI-less``."""
+        seqs = doc_sequences(doc, self.resources, self.config.features, self.config.coordination)
+        return tag_sequences(self.crf, seqs, self.config.scheme,
+                             self.resources if self.config.expand_coordinations else None,
+                             brackets=self.config.balance_brackets)

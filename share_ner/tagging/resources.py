@@ -8,6 +8,7 @@ from typing import Any, Iterable, Mapping
 
 from share_ner.features import FeatureResources, TermMatcher
 from share_ner.features.matcher import term_keys
+from share_ner.lexicons.abbreviations import load_abbreviations
 
 TRAIN_SEMTYPE = "train"
 
@@ -48,8 +49,6 @@ def head_words(terms: Iterable[tuple[str, str]]) -> frozenset[str]:
 
 def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[str, str] | None) -> TaggerResources:
     """A term matcher of ``terms``, word clusters and the packaged abbreviation list, plus head words."""
-    from share_ner.lexicons.abbreviations import load_abbreviations
-
     terms = list(terms) if terms is not None else None
     matcher = TermMatcher.from_terms(terms) if terms is not None else None
     features = FeatureResources(matcher, dict(clusters) if clusters else None, load_abbreviations())

@@ -31,7 +31,6 @@ import resource
 import shutil
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -43,7 +42,8 @@ from share_ner.errors import ShareNerError
 from share_ner.features import TermMatcher
 from share_ner.features.clusters import save_clusters
 from share_ner.features.matcher import term_keys
-from share_ner.model import FILES, write_config, write_terms
+from share_ner.lexicons.lexicon import Lexicon
+from share_ner.model import FILES, write_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.crf import doc_sequences
 from share_ner.tagging.resources import LEXICON_SEMTYPE, TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE, make_resources
@@ -125,7 +125,7 @@ def check_gold(docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention
 # --------------------------------------------------------------------------------------------
 
 
-def lexicon_terms(lexicon: Any) -> Iterator[tuple[str, str]]:
+def lexicon_terms(lexicon: Lexicon) -> Iterator[tuple[str, str]]:
     """``(name, semantic type)`` pairs of a lexicon, one per semantic type (``"lexicon"`` if it has none)."""
     for entry in lexicon.entries:
         semtypes = tuple(entry.semtypes) or (LEXICON_SEMTYPE,)
@@ -255,52 +255,35 @@ def _seed_crfsuite(seed: int = 1) -> None:
         pass
 
 
-def train_model(
+def train_tagger(
     docs: Mapping[str, Document],
     gold: Mapping[str, list[Mention]],
-    out_dir: Path,
-    config: TaggerConfig | None = None,
+    tmp: Path,
+    config: TaggerConfig,
+    report: TrainingReport,
     *,
-    lexicon: Any | None = None,
-    clusters: dict | None = None,
-    dev: tuple[Mapping[str, Document], Mapping[str, list[Mention]]] | None = None,
-    fit_normalizer: bool = True,
-    normalizer_config: Any | None = None,
-    normalizer_abbreviations: Mapping[str, Sequence[str]] | None = None,
+    lexicon: Lexicon | None = None,
+    clusters: Mapping[str, str] | None = None,
     clusters_source: str | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> Path:
-    """Train the CRF tagger (and the normalizer) and write a model directory.
+    say: Callable[[str], None] = log.info,
+) -> dict[str, Any]:
+    """Train the CRF tagger into the directory ``tmp``: ``model.crfsuite``, and ``terms.tsv`` and ``clusters.tsv``
+    when used. ``report`` gets the training counts and the feature count.
 
     Args:
         docs: training notes by id; notes without gold have no mentions.
-        gold: gold mentions by note id.
-        out_dir: the model directory to write (replaced atomically if it is a model already).
-        config: training settings; defaults to :class:`TaggerConfig()`.
-        lexicon: a ``share_ner.lexicons.Lexicon`` whose names become term-matcher features
-            and which the normalizer is fitted on; None for no lexicon.
+        gold: gold mentions by note id (checked by :func:`check_gold`).
+        tmp: the directory to write into (the model directory being built).
+        config: training settings.
+        report: filled with what the tag scheme could hold and the number of features.
+        lexicon: a lexicon whose names become term-matcher features; None for no lexicon.
         clusters: word → cluster id (``share_ner.features.load_clusters``); copied into the model.
-        dev: (notes, gold) scored after training; the scores go to config.json.
-        fit_normalizer: fit the Normalizer and keep it in ``normalizer/``.
-        normalizer_config: its ``NormalizerConfig`` (default settings when None).
-        normalizer_abbreviations: a site's own abbreviation list for the normalizer, kept in the model.
         clusters_source: where the clusters came from, recorded in config.json.
-        progress: called with one-line status messages.
+        say: called with one-line status messages.
 
     Returns:
-        ``out_dir``.
+        The ``config.json`` sections that describe the tagger: ``tagger``, ``lexicon``, ``terms``, ``clusters``.
     """
-    config = config or TaggerConfig()
-    say = progress or (lambda msg: log.info(msg))
-    out_dir = Path(out_dir)
-    check_gold(docs, gold)
-    if dev is not None:
-        check_gold(dev[0], dev[1], "dev gold")
-    if not any(d.text.strip() for d in docs.values()):
-        raise ShareNerError("no training text: every note is empty")
-    started = time.perf_counter()
-    report = TrainingReport()
-
     # Term-matcher sources: lexicon names and (jackknifed) training mentions.
     lex_terms = list(lexicon_terms(lexicon)) if lexicon is not None else []
     use_train = config.train_gazetteer
@@ -327,97 +310,61 @@ def train_model(
             train_terms = mention_terms(docs, gold, ids)
         return make_resources(lex_terms + train_labels(train_terms, ids), clusters)
 
-    tmp = _prepare_out_dir(out_dir)
-    try:
-        trainer = pycrfsuite.Trainer(algorithm=config.algorithm, verbose=False)
-        params: dict[str, Any] = {
-            "max_iterations": config.iterations,
-            "feature.possible_transitions": bool(config.all_possible_transitions),
-            "feature.minfreq": float(config.min_feature_freq),
-        }
-        if config.algorithm == "lbfgs":
-            params.update(c1=float(config.c1), c2=float(config.c2))
-        trainer.set_params(params)
-        counts = report.counts
-        order = sorted(docs)
-        for fold_id in range(k):
-            resources = resources_for(fold_id if k > 1 else None)
-            say(f"features: fold {fold_id + 1}/{k}" if k > 1 else "features")
-            for doc_id in order:
-                if fold[doc_id] != fold_id:
-                    continue
-                doc = docs[doc_id]
-                mentions = list(gold.get(doc_id, ()))
-                counts.docs += 1
-                counts.mentions += len(mentions)
-                counts.discontiguous += sum(m.is_discontiguous for m in mentions)
-                seqs = doc_sequences(doc, resources, config.features, config.coordination)
-                if not seqs:
-                    counts.empty_docs += 1
-                    counts.dropped += len(mentions)
-                    continue
-                placed = _assign_mentions(seqs, mentions)
-                counts.cross_sentence += len(mentions) - sum(len(v) for v in placed)
-                for (sentence, feats), inside in zip(seqs, placed):
-                    result = encode_report(sentence, inside, scheme=config.scheme)
-                    counts.inexact += len(result.inexact)
-                    counts.dropped += len(result.dropped)
-                    counts.sentences += 1
-                    counts.tokens += len(feats)
-                    trainer.append(feats, list(result.tags))
-                del seqs
-        say(f"training CRF on {counts.sentences} sentences, {counts.tokens} tokens "
-            + (f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.iterations} iterations)"
-               if config.algorithm == "lbfgs" else f"(passive-aggressive, {config.iterations} iterations)"))
-        _seed_crfsuite()
-        trainer.train(str(tmp / FILES.crf))
-        report.features = _count_features(tmp / FILES.crf)
+    trainer = pycrfsuite.Trainer(algorithm=config.algorithm, verbose=False)
+    params: dict[str, Any] = {
+        "max_iterations": config.iterations,
+        "feature.possible_transitions": bool(config.all_possible_transitions),
+        "feature.minfreq": float(config.min_feature_freq),
+    }
+    if config.algorithm == "lbfgs":
+        params.update(c1=float(config.c1), c2=float(config.c2))
+    trainer.set_params(params)
+    counts = report.counts
+    order = sorted(docs)
+    for fold_id in range(k):
+        resources = resources_for(fold_id if k > 1 else None)
+        say(f"features: fold {fold_id + 1}/{k}" if k > 1 else "features")
+        for doc_id in order:
+            if fold[doc_id] != fold_id:
+                continue
+            doc = docs[doc_id]
+            mentions = list(gold.get(doc_id, ()))
+            counts.docs += 1
+            counts.mentions += len(mentions)
+            counts.discontiguous += sum(m.is_discontiguous for m in mentions)
+            seqs = doc_sequences(doc, resources, config.features, config.coordination)
+            if not seqs:
+                counts.empty_docs += 1
+                counts.dropped += len(mentions)
+                continue
+            placed = _assign_mentions(seqs, mentions)
+            counts.cross_sentence += len(mentions) - sum(len(v) for v in placed)
+            for (sentence, feats), inside in zip(seqs, placed):
+                result = encode_report(sentence, inside, scheme=config.scheme)
+                counts.inexact += len(result.inexact)
+                counts.dropped += len(result.dropped)
+                counts.sentences += 1
+                counts.tokens += len(feats)
+                trainer.append(feats, list(result.tags))
+            del seqs
+    say(f"training CRF on {counts.sentences} sentences, {counts.tokens} tokens "
+        + (f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.iterations} iterations)"
+           if config.algorithm == "lbfgs" else f"(passive-aggressive, {config.iterations} iterations)"))
+    _seed_crfsuite()
+    trainer.train(str(tmp / FILES.crf))
+    report.features = _count_features(tmp / FILES.crf)
 
-        # What tagging needs: the full (non-jackknifed) term list and the clusters.
-        terms_info = None
-        if use_terms:
-            n_terms = write_terms(tmp / FILES.terms, lex_terms + train_labels(all_train_terms, list(docs)))
-            terms_info = {"file": FILES.terms, "rows": n_terms, "train_mentions": len(all_train_terms)}
-        clusters_info = None
-        if clusters:
-            save_clusters(tmp / FILES.clusters, clusters)
-            clusters_info = {"file": FILES.clusters, "words": len(clusters), "source": clusters_source}
-        lexicon_info = _lexicon_info(lexicon)
-
-        normalizer_info = None
-        if fit_normalizer:
-            say("fitting the normalizer")
-            from share_ner.linking.normalizer import Normalizer
-
-            normalizer = Normalizer.fit(lexicon, docs, gold, normalizer_config, normalizer_abbreviations)
-            normalizer.save(tmp / FILES.normalizer)
-            normalizer_info = {"directory": FILES.normalizer}
-
-        report.seconds = time.perf_counter() - started
-        report.peak_rss_mb = peak_rss_mb()
-        data = {
-            "tagger": config.to_dict(),
-            "lexicon": lexicon_info,
-            "terms": terms_info,
-            "clusters": clusters_info,
-            "normalizer": normalizer_info,
-            "training": report.to_dict(),
-        }
-        write_config(tmp, data)
-        if dev is not None:
-            say("scoring the dev set")
-            from share_ner.pipeline import Pipeline
-
-            pipeline = Pipeline.load(tmp)
-            pred = {doc_id: pipeline.tag(doc) for doc_id, doc in dev[0].items()}
-            report.dev = score_dict(dev[1], pred, dev[0])
-            data["training"] = report.to_dict()
-            write_config(tmp, data)
-        _install(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out_dir
+    # What tagging needs: the full (non-jackknifed) term list and the clusters.
+    terms_info = None
+    if use_terms:
+        n_terms = write_terms(tmp / FILES.terms, lex_terms + train_labels(all_train_terms, list(docs)))
+        terms_info = {"file": FILES.terms, "rows": n_terms, "train_mentions": len(all_train_terms)}
+    clusters_info = None
+    if clusters:
+        save_clusters(tmp / FILES.clusters, clusters)
+        clusters_info = {"file": FILES.clusters, "words": len(clusters), "source": clusters_source}
+    lexicon_info = _lexicon_info(lexicon)
+    return {"tagger": config.to_dict(), "lexicon": lexicon_info, "terms": terms_info, "clusters": clusters_info}
 
 
 def _count_features(path: Path) -> int:
@@ -429,7 +376,7 @@ def _count_features(path: Path) -> int:
         tagger.close()
 
 
-def _lexicon_info(lexicon: Any) -> dict[str, Any] | None:
+def _lexicon_info(lexicon: Lexicon | None) -> dict[str, Any] | None:
     if lexicon is None:
         return None
     path = getattr(lexicon, "path", None)
@@ -439,21 +386,3 @@ def _lexicon_info(lexicon: Any) -> dict[str, Any] | None:
         "content_hash": getattr(lexicon, "content_hash", None),
         "entries": len(lexicon.entries),
     }
-
-
-# --------------------------------------------------------------------------------------------
-# Scoring (share_ner.eval's scorer).
-# --------------------------------------------------------------------------------------------
-
-
-def score_dict(gold: Mapping[str, Sequence[Mention]], pred: Mapping[str, Sequence[Mention]],
-               docs: Mapping[str, Document] | None = None) -> dict[str, Any]:
-    """Strict/relaxed precision, recall and F1 of ``pred`` against ``gold`` (``share_ner.eval.scoring.score``)."""
-    from share_ner.eval.scoring import score
-
-    ids = set(gold) | set(pred)
-    if docs is not None:
-        ids |= set(docs)
-    g = {d: list(gold.get(d, ())) for d in ids}
-    p = {d: list(pred.get(d, ())) for d in ids}
-    return score(g, p).to_dict()
