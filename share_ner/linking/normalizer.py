@@ -52,7 +52,6 @@ tried, the candidates and their scores.
 from __future__ import annotations
 
 import json
-import random
 import re
 import shutil
 import warnings
@@ -94,7 +93,7 @@ from share_ner.linking.candidates import (
     word_coverage,
 )
 from share_ner.linking.config import Decision, NormalizerConfig
-from share_ner.linking.fitting import _merged_rewrites, fit_threshold
+from share_ner.linking.fitting import _fit_cv, _merged_rewrites
 from share_ner.linking.store import (
     ABBREVIATIONS_FILE,
     CONFIG_FILE,
@@ -257,7 +256,7 @@ class Normalizer:
         if config.note_context and config.use_gazetteer and gold:
             norm.contexts_ = NoteContexts.fit(docs, gold)
         if (config.use_threshold or config.use_ranker) and config.use_tfidf and gold:
-            norm.ranker_, norm.threshold_, norm.fit_report_ = _fit_cv(lexicon, docs, gold, config,
+            norm.ranker_, norm.threshold_, norm.fit_report_ = _fit_cv(cls, lexicon, docs, gold, config,
                                                                        norm.site_abbreviations)
         return norm
 
@@ -863,64 +862,6 @@ def prepare_caches(directory: str | Path) -> None:
         for index in (norm._lex, norm._gaz):
             if index is not None:
                 norm._name_vectors(index)
-
-
-def _fit_cv(lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
-            config: NormalizerConfig, abbreviations: Mapping[str, Sequence[str]] | None = None,
-            ) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
-    """Fit the re-ranker and the CUI-less threshold on step-7 decisions for held-out notes.
-
-    The notes are split into ``config.folds`` folds; each fold is normalized with the gazetteer of the other
-    folds. The re-ranker (logistic regression: is this candidate the gold id?) learns from every candidate; the
-    threshold then maximises accuracy on the re-ranked top candidates.
-    """
-    ids = sorted(d for d, ms in gold.items() if ms and d in docs)
-    if len(ids) < 2:
-        return None, config.default_threshold, {"folds": 0, "decisions": 0}
-    rng = random.Random(config.seed)
-    rng.shuffle(ids)
-    k = min(config.folds, len(ids))
-    plain = NormalizerConfig(**{**config.to_dict(), "use_threshold": False, "use_ranker": False})
-    mentions: list[tuple[str, list[tuple[str, list[float]]], float, str]] = []  # gold, candidates, score, cui
-    for f in range(k):
-        held = set(ids[f::k])
-        train_gold = {d: ms for d, ms in gold.items() if d not in held}
-        fold = Normalizer(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, plain,
-                          abbreviations=abbreviations)
-        fold._collect_features = True
-        held_ids = sorted(held)
-        decided = fold.decide_many([(docs[d], gold[d]) for d in held_ids])
-        for d, decisions in zip(held_ids, decided):
-            for m, dec in zip(gold[d], decisions):
-                if dec.method == "tfidf":
-                    mentions.append((m.cui, dec.features, dec.score, dec.cui))
-    report: dict[str, Any] = {"folds": k, "decisions": len(mentions)}
-    ranker = None
-    if config.use_ranker:
-        X = [feats for _, cands, _, _ in mentions for _, feats in cands]
-        y = [int(c == g) for g, cands, _, _ in mentions for c, _ in cands]
-        if 0 < sum(y) < len(y):
-            from sklearn.linear_model import LogisticRegression
-
-            model = LogisticRegression(C=1.0, max_iter=1000).fit(X, y)
-            ranker = ([float(c) for c in model.coef_[0]], float(model.intercept_[0]))
-            report["ranker_candidates"] = len(y)
-    scores: list[float] = []
-    correct: list[bool] = []
-    cuiless: list[bool] = []
-    for g, cands, score, cui in mentions:
-        if ranker is not None and cands:
-            probs = [(_sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1]), c) for c, feats in cands]
-            score, cui = max(probs, key=lambda pc: pc[0])  # ties: the first, as in _tfidf's order
-        scores.append(score)
-        correct.append(cui == g)
-        cuiless.append(g == CUI_LESS)
-    report["correct_keeping_all"] = sum(correct)
-    t = config.default_threshold
-    if config.use_threshold:
-        t = fit_threshold(scores, correct, cuiless, config.default_threshold)
-        report["correct_at_threshold"] = sum(ok if s >= t else rej for s, ok, rej in zip(scores, correct, cuiless))
-    return ranker, t, report
 
 
 def normalize_all(normalizer: Normalizer, docs: Mapping[str, Document], mentions: Mapping[str, list[Mention]],
