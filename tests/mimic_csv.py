@@ -41,3 +41,8 @@ def write(path: Path, content: str, gz: bool = False) -> Path:
     data = content.encode("utf-8")
     path.write_bytes(gzip.compress(data) if gz else data)
     return path
+
+
+def three_hundred_rows() -> list[tuple[str, str, str, str]]:
+    return [(str(1000 + i), "Nursing/other", "", f"Seen today #{i}.\nfever, \"quoted\" and pain,\n2 lines")
+            for i in range(300)]

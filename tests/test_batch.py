@@ -730,7 +730,7 @@ def test_ids_that_would_break_share_shards_are_rejected(tmp_path: Path) -> None:
 
 
 def test_300_rows_with_one_bad_quote_give_299_notes_and_one_reject(tmp_path: Path) -> None:
-    from test_mimic import three_hundred_rows
+    from mimic_csv import three_hundred_rows
 
     rows = three_hundred_rows()
     lines = mimic3_csv(rows).split("\n")

@@ -158,7 +158,7 @@ def test_tag_writes_bioc_that_reads_back_as_the_pipeline(tiny_model: Path, tmp_p
 
 
 def test_tag_refuses_bioc_for_a_csv_export(tmp_path: Path, capsys) -> None:
-    from test_mimic import NOTE_3, mimic3_csv, write
+    from mimic_csv import NOTE_3, mimic3_csv, write
 
     (tmp_path / "model").mkdir()
     csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))

@@ -10,7 +10,7 @@ from typing import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_mimic import NOTE_1, NOTE_2, mimic3_csv, mimic4_csv
+from mimic_csv import NOTE_1, NOTE_2, mimic3_csv, mimic4_csv
 
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError

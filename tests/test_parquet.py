@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_mimic import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, write
+from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, write
 
 from share_ner.cli import main
 from share_ner.document import Attributes, Mention

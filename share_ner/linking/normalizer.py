@@ -93,6 +93,7 @@ from share_ner.linking.candidates import (
     word_coverage,
 )
 from share_ner.linking.config import Decision, NormalizerConfig
+from share_ner.linking.context import CONTEXTS_FILE, NoteContexts, word_counts
 from share_ner.linking.fitting import _fit_cv, _merged_rewrites
 from share_ner.linking.store import (
     ABBREVIATIONS_FILE,
@@ -104,7 +105,6 @@ from share_ner.linking.store import (
     LEXICON_COPY,
     _load_reference,
 )
-from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
 _COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)

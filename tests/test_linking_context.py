@@ -11,8 +11,8 @@ import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.linking.config import NormalizerConfig
+from share_ner.linking.context import CONTEXTS_FILE, NoteContexts, word_counts
 from share_ner.linking.normalizer import Normalizer
-from share_ner.note_context import CONTEXTS_FILE, NoteContexts, word_counts
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import gzip
 from pathlib import Path
 
 import pytest
-from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
+from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, three_hundred_rows, write
 
 from share_ner.errors import InputError
 from share_ner.inputs.mimic import MIMIC_III, MIMIC_IV, is_csv_path, iter_csv_notes, read_header
@@ -119,11 +119,6 @@ def test_placeholders_stay_single_tokens_at_csv_offsets(noteevents: Path) -> Non
         start = doc.text.index(placeholder)
         assert (start, start + len(placeholder)) in spans
     assert all(doc.text[t.start:t.end] == t.text for t in tokens)
-
-
-def three_hundred_rows() -> list[tuple[str, str, str, str]]:
-    return [(str(1000 + i), "Nursing/other", "", f"Seen today #{i}.\nfever, \"quoted\" and pain,\n2 lines")
-            for i in range(300)]
 
 
 def test_an_unterminated_quote_is_cut_at_the_next_record_and_only_its_row_is_rejected(tmp_path: Path) -> None:
