@@ -57,6 +57,7 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
     The model is tried on a one-line note, so that lazily built parts
     (tokenizer, abbreviation detector) count as start-up, not as the first note.
     """
+    # Imported here: the CLI reads this module to build its parser, and the pipeline's modules pull in spaCy.
     from share_ner.pipeline import Pipeline
 
     pipeline = Pipeline.load(Path(model_dir))

@@ -1,0 +1,112 @@
+"""The layout's rules (docs/architecture.md): no import cycle between the package's modules, and no import of the
+project's own modules inside a function outside the CLI, but for the few named with their reasons."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+# Where each installed package's files live (pyproject.toml's package-dir).
+PACKAGE_DIRS = {"share_ner": ROOT / "share_ner", "share_ner.features": ROOT / "features",
+                "share_ner.lexicons": ROOT / "lexicons", "share_ner.eval": ROOT / "eval"}
+# Function-level imports of the project's own modules outside cli.py and commands/, each with its reason in the
+# code: (importing module, imported module).
+ALLOWED_LAZY = {
+    ("share_ner.tagging.config", "share_ner.features.config"),
+    ("share_ner.batch.annotate", "share_ner.pipeline"),
+    ("share_ner.batch.annotate", "share_ner.attributes"),
+}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for prefix, directory in PACKAGE_DIRS.items():
+        for path in directory.rglob("*.py"):
+            parts = list(path.relative_to(directory).with_suffix("").parts)
+            if parts[0] in ("features", "lexicons", "eval") and prefix == "share_ner":
+                continue  # not there; listed for completeness of the mapping only
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join([prefix, *parts])] = path
+    return out
+
+
+def _imports(modules: dict[str, Path]) -> dict[str, list[tuple[str, bool]]]:
+    """Each module's imports of project modules: (imported module, inside a function)."""
+
+    def resolve(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    out: dict[str, list[tuple[str, bool]]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: list[tuple[str, bool]] = []
+
+        def visit(node: ast.AST, in_function: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    continue  # for type checkers only: never run
+                inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                if isinstance(child, ast.Import):
+                    targets = [a.name for a in child.names]
+                elif isinstance(child, ast.ImportFrom):
+                    base = child.module or ""
+                    if child.level:
+                        parts = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                        base = ".".join([*parts, base] if base else parts)
+                    targets = [f"{base}.{a.name}" for a in child.names] + [base]
+                else:
+                    visit(child, inner)
+                    continue
+                for target in {resolve(t) for t in targets if t.startswith("share_ner")} - {"", name}:
+                    found.append((target, in_function))
+        visit(ast.parse(path.read_text(encoding="utf-8")), False)
+        out[name] = found
+    return out
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = walk(nxt)
+                if found:
+                    return found
+        state[node] = 2
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = walk(node)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycle_between_modules() -> None:
+    imports = _imports(_modules())
+    graph = {m: {t for t, _ in found} for m, found in imports.items()}
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def test_no_function_level_import_of_the_project_outside_the_cli() -> None:
+    imports = _imports(_modules())
+    lazy = {(m, t) for m, found in imports.items() for t, inside in found
+            if inside and m != "share_ner.cli" and not m.startswith("share_ner.commands")}
+    assert lazy == ALLOWED_LAZY
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
