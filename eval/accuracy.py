@@ -12,7 +12,7 @@ from share_ner.document import Document, Mention
 
 
 class Linker(Protocol):
-    """Anything that gives mentions CUIs, note by note (a :class:`share_ner.normalizer.Normalizer`)."""
+    """Anything that gives mentions CUIs, note by note (a :class:`share_ner.linking.normalizer.Normalizer`)."""
 
     def normalize(self, doc: Document, mentions: Sequence[Mention]) -> list[Mention]: ...
 

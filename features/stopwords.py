@@ -1,7 +1,7 @@
 """The project's stop-word lists, in one place; each use takes the narrowest list that serves it.
 
 - :data:`ENGLISH` (scikit-learn's English list): words left out of the training-note vectors that tell apart the
-  labels of an ambiguous string (``share_ner.note_context``); a note's topic lives in its content words.
+  labels of an ambiguous string (``share_ner.linking.context``); a note's topic lives in its content words.
 - :data:`TERM_STOP_WORDS`: a lexicon term made only of these is not matched in text (HPO has names such as "All"
   and "Abnormality"), so the list adds the words that mean nothing on their own in a clinical note.
 - :data:`NAME_JOINERS`: words dropped from a name's normalized key, so that "carcinoma of the lung" and "lung

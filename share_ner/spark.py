@@ -225,7 +225,7 @@ def annotate(df: Any, text_col: str = "text", id_col: str = "note_id", model: An
     and, with ``attributes``, the ShARe/CLEF 2014 attribute columns, null when not computed).
 
     ``model``: a model directory every executor can read (default: the built-in model), or a picklable annotator
-    factory as :func:`share_ner.batch.run_batch` takes; ``ship_model``: copy a local model directory to the
+    factory as :func:`share_ner.batch.runner.run_batch` takes; ``ship_model``: copy a local model directory to the
     executors with the job. With ``rejects=True`` returns ``(mentions, rejects)``, both from one persisted
     annotation (``rejects``: ``note_id``, ``reason``).
     """

@@ -22,7 +22,7 @@ malformed CSV row, a duplicate note id, a truncated ``.gz``, a note whose
 worker process died becomes a line of the rejects file (``source``, note id,
 row, byte offset, reason; never note text unless ``show_text``).
 
-Worker processes (:mod:`share_ner.workers`) that die are replaced: the batch a
+Worker processes (:mod:`share_ner.batch.workers`) that die are replaced: the batch a
 dead worker held is tried once more, then note by note, so that only the note
 that kills a worker is rejected ("worker died (signal 9)").
 """

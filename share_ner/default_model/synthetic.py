@@ -25,7 +25,7 @@ The markup::
                                        merge into one span ("cardiac disease")
 
 Everything outside the brackets is note text, byte for byte (CRLF kept).
-Regenerate the ShARe files with ``python -m share_ner.synthetic``.
+Regenerate the ShARe files with ``python -m share_ner.default_model.synthetic``.
 """
 
 from __future__ import annotations
@@ -751,7 +751,7 @@ def build_share_corpus(markup_dir: str | Path = MARKUP_DIR, out_dir: str | Path 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m share_ner.synthetic``: regenerate ``default_corpus/share`` from the markup."""
+    """``python -m share_ner.default_model.synthetic``: regenerate ``default_corpus/share`` from the markup."""
     n_docs, n_mentions = build_share_corpus()
     print(f"wrote {n_docs} notes, {n_mentions} mentions to {SHARE_DIR}", file=sys.stderr)
     return 0

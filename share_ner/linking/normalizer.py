@@ -43,7 +43,7 @@ them in this order):
 Then, per note, a training string annotated with several labels takes the one
 of them that the note's unambiguous decisions use (``note_consistency``), and,
 if ``note_context`` is switched on, the one it carried in the training note
-most like this note (:mod:`share_ner.note_context`).
+most like this note (:mod:`share_ner.linking.context`).
 
 Every decision is explainable: :meth:`Normalizer.explain` returns the steps
 tried, the candidates and their scores.

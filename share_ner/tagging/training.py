@@ -1,9 +1,9 @@
 """Training the CRF disorder-mention tagger (ShARe/CLEF 2013 Task 1a).
 
-:func:`train_model` turns notes and gold mentions into a model directory
-(see :mod:`share_ner.model`): each sentence (``share_ner.text.split_sentences``) gets
-its token features (``share_ner.features.document_features``) and its tags
-(``share_ner.encoding.encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
+:func:`train_tagger` writes the tagger's part of a model directory (see :mod:`share_ner.model`;
+:func:`share_ner.training.train_model` adds the normalizer and ``config.json``): each sentence
+(``share_ner.text.split_sentences``) gets its token features (``share_ner.features.document_features``) and its tags
+(``share_ner.tagging.scheme.encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
 into ``pycrfsuite.Trainer.append`` so no Python copy of the training set is
 kept. CRFsuite's passive-aggressive learner (or L-BFGS with the config's
 ``c1``/``c2``) then fits the weights.
@@ -15,10 +15,10 @@ a hit is worth on text it has not seen instead of learning that every hit is a
 mention.
 
 Coordination ellipsis ("renal or liver impairment") is where most discontiguous
-mentions come from: :func:`coordination_features` marks conjuncts whose
+mentions come from: :func:`share_ner.features.coordination.coordination_features` marks conjuncts whose
 distributed reading is a known term, and after tagging
-:func:`expand_coordinations` completes such mentions the CRF found only in part
-(:func:`drop_lone_fragments` removes a D fragment left without its partner).
+:func:`share_ner.tagging.repair.expand_coordinations` completes such mentions the CRF found only in part
+(:func:`share_ner.tagging.repair.drop_lone_fragments` removes a D fragment left without its partner).
 """
 
 from __future__ import annotations
