@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Sequence
 
-from share_ner.features.matcher import term_keys
+from share_ner.features.matcher import TermMatcher, term_keys
 
 # --------------------------------------------------------------------------------------------
 # Sequences.
@@ -29,7 +29,7 @@ def _word_keys(word: str) -> tuple[str, ...]:
     return tuple(term_keys(word))
 
 
-def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
+def coordination_features(words: Sequence[str], feats: list[dict], matcher: TermMatcher,
                           head_words: frozenset[str] = frozenset(),
                           first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None) -> None:
     """Mark coordinations whose distributed reading is a known term (added to ``feats`` in place).

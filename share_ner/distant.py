@@ -124,9 +124,9 @@ def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_o
 
 def train_distant(
     notes: Mapping[str, Document],
-    lexicon: Any,
+    lexicon: Lexicon | None,
     out_dir: Path,
-    tagger_config: Any = None,
+    tagger_config: TaggerConfig | None = None,
     *,
     gold_docs: Mapping[str, Document] | None = None,
     gold: Mapping[str, list[Mention]] | None = None,

@@ -6,7 +6,7 @@ weights); :meth:`CrfTagger.tag` gives a note's mentions, all ``CUI-less`` (Task 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import pycrfsuite
 
@@ -14,6 +14,7 @@ from share_ner.document import Document, Mention, Sentence
 from share_ner.errors import ShareNerError
 from share_ner.features import document_features
 from share_ner.features.clusters import load_clusters
+from share_ner.features.config import FeatureConfig
 from share_ner.features.coordination import coordination_features
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
@@ -23,7 +24,7 @@ from share_ner.tagging.scheme import decode
 from share_ner.text import split_sentences
 
 
-def doc_sequences(doc: Document, resources: Any, features: Any,
+def doc_sequences(doc: Document, resources: TaggerResources, features: FeatureConfig,
                   coordination: bool = False) -> list[tuple[Sentence, list[dict]]]:
     """The non-empty sentences of a note with their per-token feature dicts."""
     if not doc.text.strip():

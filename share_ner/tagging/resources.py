@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from share_ner.features import FeatureResources, TermMatcher
 from share_ner.features.matcher import term_keys
@@ -20,7 +20,7 @@ LEXICON_SEMTYPE = "lexicon"
 class TaggerResources:
     """What feature building needs: ``share_ner.features.FeatureResources`` and the gazetteer's head words."""
 
-    features: Any
+    features: FeatureResources
     head_words: frozenset[str] = frozenset()
     # First and last word keys of all terms: a distributed string is looked up only when
     # it could start and end a term, which keeps coordination_features cheap.
@@ -28,7 +28,7 @@ class TaggerResources:
     last_keys: frozenset[str] = frozenset()
 
     @property
-    def term_matcher(self) -> Any:
+    def term_matcher(self) -> TermMatcher | None:
         return self.features.term_matcher
 
 

@@ -46,7 +46,13 @@ from share_ner.lexicons.lexicon import Lexicon
 from share_ner.model import FILES, write_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.crf import doc_sequences
-from share_ner.tagging.resources import LEXICON_SEMTYPE, TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE, make_resources
+from share_ner.tagging.resources import (
+    LEXICON_SEMTYPE,
+    TRAIN_SEMTYPE,
+    WEAK_TRAIN_SEMTYPE,
+    TaggerResources,
+    make_resources,
+)
 from share_ner.tagging.scheme import encode_report
 from share_ner.text import split_sentences
 
@@ -299,7 +305,7 @@ def train_tagger(
             return [(t, TRAIN_SEMTYPE) for t in sorted(train_terms)]
         return label_reliability(train_terms, hits, doc_ids)
 
-    def resources_for(fold_id: int | None) -> Any:
+    def resources_for(fold_id: int | None) -> TaggerResources:
         if not use_terms:
             return make_resources(None, clusters)
         if fold_id is None:
