@@ -61,6 +61,9 @@ class DistantConfig:
     phenotypes_only: bool = True  # with HPO: phenotypic abnormalities only (no inheritance, onset, severity terms)
     project_lists: bool = True  # also match the project's clinical term, finding and abbreviation lists
     modifiers: bool = True  # a match takes in the body sites and disorder adjectives just before it
+    # The project's list names with a CUI join the lexicon the model is trained with (term features, normalizer),
+    # so that the term features fire where the labels are.
+    lists_in_lexicon: bool = True
     # The self-training model without lexicon features: with them it only gives the lexicon's labels back.
     round_lexicon_features: bool = False
 
@@ -73,7 +76,8 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
-        for name in ("phenotypes_only", "project_lists", "modifiers", "round_lexicon_features"):
+        for name in ("phenotypes_only", "project_lists", "modifiers", "lists_in_lexicon",
+                     "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
 
@@ -108,6 +112,21 @@ def labelling_terms(lexicon: Any, config: DistantConfig = DistantConfig()) -> li
         lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms(hpo, project)]
         terms += [(t.name, t.cui) for t in lists]
     return terms
+
+
+def model_lexicon(lexicon: Any, config: DistantConfig = DistantConfig()) -> Any:
+    """The lexicon a distant model is trained with: ``lexicon``, and with ``project_lists`` and
+    ``lists_in_lexicon``, the project's list names that carry a CUI too."""
+    from share_ner import synthetic
+    from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+
+    if not (config.project_lists and config.lists_in_lexicon):
+        return lexicon
+    project = synthetic.project_terms()
+    lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms((), project)]
+    extra = [LexiconEntry(t.cui, t.name, "share-ner") for t in lists if t.cui != CUI_LESS]
+    # Another name than the lexicon's: a model fitted on "hpo" would reload bare HPO and lose the lists.
+    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
 
 
 def labelling_matcher(lexicon: Any, config: DistantConfig = DistantConfig()) -> Any:
@@ -250,6 +269,7 @@ def train_distant(
     if not n_labels:
         raise ShareNerError(f"{where}: the lexicon matches nothing in {len(notes)} notes; nothing to learn from")
     say(f"{len(notes)} distant notes, {n_labels} lexicon labels")
+    lexicon = model_lexicon(lexicon, config)
     gold_docs = dict(gold_docs or {})
     gold = dict(gold or {})
     clash = sorted(set(gold_docs) & set(notes))

@@ -116,3 +116,14 @@ def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
     assert {"Mild", "Autosomal dominant inheritance"} <= everything  # clinical modifier, mode of inheritance
     names = {name for name, _ in labelling_terms(hpo, DistantConfig(project_lists=False))}
     assert "Seizure" in names and "Mild" not in names and "Autosomal dominant inheritance" not in names
+
+
+def test_the_model_lexicon_adds_the_project_list_names_with_a_cui(lexicon: Lexicon) -> None:
+    from share_ner.distant import model_lexicon
+
+    assert model_lexicon(lexicon, DistantConfig(lists_in_lexicon=False)) is lexicon
+    combined = model_lexicon(lexicon)
+    names = {e.name: e.cui for e in combined.entries}
+    assert names["Chest pain"] == "C0008031" and names["CHF"] == "C0018802"  # terms.tsv: CHF with its CUI
+    assert all(e.cui != CUI_LESS for e in combined.entries)
+    assert combined.name != lexicon.name  # saved with the model as a copy, not reloaded as the bare lexicon
