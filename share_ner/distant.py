@@ -4,17 +4,32 @@
 
 1. every note under ``NOTES`` is labelled by longest lexicon matching over its
    tokens (the tagger's own :class:`~share_ner.features.matcher.TermMatcher`:
-   case, punctuation and plurals folded); a one-word match shorter than
-   ``min_chars`` characters is left out (short names are mostly abbreviations
-   that mean something else in notes); each label takes the CUI of the
-   lexicon name it matched;
+   case, punctuation and plurals folded), following the ShARe guidelines where
+   a lexicon alone would not (:func:`labelling_terms`, :func:`lexicon_labels`):
+
+   * with the HPO lexicon, only names of phenotypic abnormalities are matched
+     (not modes of inheritance, onset, frequency or severity terms such as
+     "Chronic" or "Mild", not grouping names, not lab values);
+   * the project's own clinical term, finding and abbreviation lists are
+     matched too (``JVD``, ``CHF``, ``lethargic``);
+   * a match takes in the body sites and disorder adjectives written just
+     before it ("gastric ulcer", "ischemic heart disease", "pulmonary
+     embolism"), but not severity, course, certainty or negation words, which
+     ShARe leaves outside the span;
+   * a one-word match shorter than ``min_chars`` characters is left out
+     (short names are mostly abbreviations that mean something else in notes);
+
+   each label takes the CUI of the name it matched;
 2. a CRF is trained on those labels, with the gold notes (when given) repeated
    ``gold_weight`` times, so gold outweighs distant labels;
 3. self-training, ``rounds`` times: a model (trained with L-BFGS, whose
-   marginals are probabilities) tags the distant notes; the mentions whose
-   every token has a marginal probability of at least ``min_confidence``
-   replace the lexicon's labels they overlap, other lexicon labels stay; the
-   model is trained again on the new labels (with the settings given).
+   marginals are probabilities, and by default without lexicon features,
+   so that it learns from context what the lexicon does not list) tags the
+   distant notes; the mentions whose every token has a marginal probability
+   of at least ``min_confidence`` join the lexicon's labels where they
+   overlap none of them (with ``round_lexicon_features``, they replace the
+   labels they overlap); the model is trained again on the new labels (with
+   the settings given).
 
 The normalizer is fitted on the same labels (gold plus distant), so its
 gazetteer holds the lexicon's CUIs for the strings the notes use.
@@ -22,18 +37,23 @@ gazetteer holds the lexicon's CUIs for the strings the notes use.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import pycrfsuite
 
+from share_ner.attributes.anatomy import AnatomyMatcher
+from share_ner.default_model import synthetic
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.matcher import TermMatcher
-from share_ner.lexicons.lexicon import Lexicon
+from share_ner.features.stopwords import TERM_STOP_WORDS
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.pipeline import Pipeline
 from share_ner.settings import checked_settings
 from share_ner.tagging.config import TaggerConfig
@@ -52,6 +72,14 @@ class DistantConfig:
     min_confidence: float = 0.9  # a tagged mention is kept when each of its tokens' marginals reaches this
     gold_weight: int = 3  # each gold note counts this many times
     min_chars: int = 4  # a one-word lexicon match needs this many characters
+    phenotypes_only: bool = True  # with HPO: phenotypic abnormalities only (no inheritance, onset, severity terms)
+    project_lists: bool = True  # also match the project's clinical term, finding and abbreviation lists
+    modifiers: bool = True  # a match takes in the body sites and disorder adjectives just before it
+    # The project's list names with a CUI join the lexicon the model is trained with (term features, normalizer),
+    # so that the term features fire where the labels are.
+    lists_in_lexicon: bool = True
+    # The self-training model without lexicon features: with them it only gives the lexicon's labels back.
+    round_lexicon_features: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.rounds, int) and 0 <= self.rounds <= 10):
@@ -62,6 +90,10 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
+        for name in ("phenotypes_only", "project_lists", "modifiers", "lists_in_lexicon",
+                     "round_lexicon_features"):
+            if not isinstance(getattr(self, name), bool):
+                raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "DistantConfig":
@@ -73,21 +105,97 @@ class DistantConfig:
 
 def cui_matcher(lexicon: Lexicon) -> TermMatcher:
     """A term matcher whose matches carry the CUIs of the names they match (in the lexicon's order)."""
+
     return TermMatcher.from_terms((entry.name, entry.cui) for entry in lexicon.entries)
 
 
-def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars: int = 4) -> dict[str, list[Mention]]:
-    """Longest lexicon matches in each note as mentions (with the matched name's first CUI)."""
+def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> list[tuple[str, str]]:
+    """The (name, CUI) pairs distant labels are matched with: the lexicon's names (with HPO and
+    ``phenotypes_only``, the phenotypic abnormalities the template generator uses), then the project's lists."""
+
+    hpo: list[Any] = []
+    if config.phenotypes_only and getattr(lexicon, "name", "") == "hpo":
+        hpo = synthetic.hpo_terms()
+        terms = [(t.name, t.cui) for t in synthetic.usable_hpo(hpo)]
+    else:
+        terms = [(entry.name, entry.cui) for entry in lexicon.entries]
+    if config.project_lists:
+        project = synthetic.project_terms()
+        lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms(hpo, project)]
+        terms += [(t.name, t.cui) for t in lists]
+    return terms
+
+
+def model_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> Lexicon:
+    """The lexicon a distant model is trained with: ``lexicon``, and with ``project_lists`` and
+    ``lists_in_lexicon``, the project's list names that carry a CUI too."""
+
+    if not (config.project_lists and config.lists_in_lexicon):
+        return lexicon
+    project = synthetic.project_terms()
+    lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms((), project)]
+    extra = [LexiconEntry(t.cui, t.name, "share-ner") for t in lists if t.cui != CUI_LESS]
+    # Another name than the lexicon's: a model fitted on "hpo" would reload bare HPO and lose the lists.
+    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
+
+
+def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> TermMatcher:
+    """A term matcher over :func:`labelling_terms`, its matches carrying the names' CUIs."""
+
+    return TermMatcher.from_terms(labelling_terms(lexicon, config))
+
+
+# Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
+# certainty, time and quantity (attributes in ShARe/CLEF 2014), and normal-finding words.
+NOT_MODIFIERS = frozenset(
+    "severe mild moderate chronic acute active other several significant known possible probable new old recent "
+    "prior previous general total normal typical usual clinical medical potential initial final additional "
+    "multiple primary secondary serial special actual individual natural real positive negative progressive "
+    "intensive extensive effective relative sensitive similar regular bilateral lateral local central minimal "
+    "maximal mental original equal stable critical physical interval overall functional partial marginal "
+    "intermittent persistent residual recurrent occasional frequent episodic gradual sudden worsening "
+    "increasing decreasing mildly moderately severely slight".split()
+)
+# Adjective endings of body sites and disorder qualifiers: gastric, renal, pulmonary, ischemic, infectious.
+_ADJECTIVE = re.compile(r"^[a-z]{4,}(?:al|ic|ary|ous|oid|ive|ar|eal)$")
+
+
+@lru_cache(maxsize=1)
+def body_site_words() -> frozenset[str]:
+    """One-word names of the packaged anatomy list (lung, hepatic, cardiac)."""
+
+    return frozenset(k for k in AnatomyMatcher.load().cuis if " " not in k)
+
+
+def _modifier_start(words: Sequence[str], start: int, sites: frozenset[str]) -> int:
+    """Where a match starting at ``start`` begins once the body sites and disorder adjectives before it join."""
+
+    while start > 0:
+        word = words[start - 1].lower()
+        if word in NOT_MODIFIERS or word in TERM_STOP_WORDS or not (word in sites or _ADJECTIVE.match(word)):
+            break
+        start -= 1
+    return start
+
+
+def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars: int = 4,
+                   modifiers: bool = False) -> dict[str, list[Mention]]:
+    """Longest lexicon matches in each note as mentions (with the matched name's first CUI); with
+    ``modifiers``, each takes in the body sites and disorder adjectives just before it."""
+
+    sites = body_site_words() if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
     for doc_id, doc in docs.items():
         found: list[Mention] = []
         for sentence in split_sentences(doc):
             tokens = sentence.tokens
-            for m in matcher.find([t.text for t in tokens]):
+            words = [t.text for t in tokens]
+            for m in matcher.find(words):
                 if m.end - m.start == 1 and len(tokens[m.start].text) < min_chars:
                     continue
+                start = _modifier_start(words, m.start, sites) if modifiers else m.start
                 cui = next((c for c in m.semtypes if c), CUI_LESS)
-                found.append(Mention(doc_id, ((tokens[m.start].start, tokens[m.end - 1].end),), cui))
+                found.append(Mention(doc_id, ((tokens[start].start, tokens[m.end - 1].end),), cui))
         out[doc_id] = found
     return out
 
@@ -95,6 +203,8 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
 def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float) -> tuple[list[Mention], list[tuple[int, int]]]:
     """The model's mentions in ``doc`` whose tokens all have marginals >= ``min_confidence``, and the character
     ranges of the sentences they were looked for in."""
+
+
     kept: list[Mention] = []
     ranges: list[tuple[int, int]] = []
     tagger = pipeline.tagger.crf
@@ -115,10 +225,17 @@ def _overlaps(a: Mention, b: Mention) -> bool:
     return any(s < f and e > t for s, e in a.spans for t, f in b.spans)
 
 
-def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_of: Callable[[Mention], str]) -> list[Mention]:
-    """Confident tagged mentions, plus the lexicon labels none of them overlaps."""
-    merged = [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident]
-    merged += [m for m in lexicon_gold if not any(_overlaps(m, c) for c in confident)]
+def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_of: Callable[[Mention], str],
+            *, keep_lexicon: bool = False) -> list[Mention]:
+    """Confident tagged mentions, plus the lexicon labels none of them overlaps; with ``keep_lexicon``, the
+    lexicon labels, plus the confident mentions that overlap none of them."""
+    if keep_lexicon:
+        merged = list(lexicon_gold)
+        merged += [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident
+                   if not any(_overlaps(m, g) for g in lexicon_gold)]
+    else:
+        merged = [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident]
+        merged += [m for m in lexicon_gold if not any(_overlaps(m, c) for c in confident)]
     return sorted(merged, key=lambda m: (m.spans, m.cui))
 
 
@@ -146,11 +263,12 @@ def train_distant(
         raise ShareNerError(f"{where}: no .txt notes found")
     if lexicon is None:
         raise ShareNerError("--distant needs a lexicon to label the notes (--lexicon hpo or a TSV)")
-    labels = lexicon_labels(notes, cui_matcher(lexicon), config.min_chars)
+    labels = lexicon_labels(notes, labelling_matcher(lexicon, config), config.min_chars, config.modifiers)
     n_labels = sum(map(len, labels.values()))
     if not n_labels:
         raise ShareNerError(f"{where}: the lexicon matches nothing in {len(notes)} notes; nothing to learn from")
     say(f"{len(notes)} distant notes, {n_labels} lexicon labels")
+    lexicon = model_lexicon(lexicon, config)
     gold_docs = dict(gold_docs or {})
     gold = dict(gold or {})
     clash = sorted(set(gold_docs) & set(notes))
@@ -174,7 +292,10 @@ def train_distant(
             docs, train_gold = training_set(current)
             say(f"self-training round {round_no + 1}: training on {len(docs)} notes")
             # L-BFGS: its marginals are probabilities; passive-aggressive weights are not (every marginal ~0.5).
-            model = train_model(docs, train_gold, work / f"round{round_no}", round_config.replace(algorithm="lbfgs"),
+            model_config = round_config.replace(algorithm="lbfgs")
+            if not config.round_lexicon_features:
+                model_config = model_config.replace(features=replace(model_config.features, lexicon=False))
+            model = train_model(docs, train_gold, work / f"round{round_no}", model_config,
                                 lexicon=lexicon, fit_normalizer=False, progress=say)
             pipeline = Pipeline.load(model)
             matched = {m.spans: m.cui for ms in labels.values() for m in ms}
@@ -183,7 +304,8 @@ def train_distant(
             for doc_id, doc in notes.items():
                 confident, _ = confident_mentions(pipeline, doc, config.min_confidence)
                 kept += len(confident)
-                current[doc_id] = relabel(labels[doc_id], confident, lambda m: matched.get(m.spans, CUI_LESS))
+                current[doc_id] = relabel(labels[doc_id], confident, lambda m: matched.get(m.spans, CUI_LESS),
+                                          keep_lexicon=not config.round_lexicon_features)
             say(f"self-training round {round_no + 1}: {kept} confident mentions, "
                 f"{sum(map(len, current.values()))} labels")
         docs, train_gold = training_set(current)

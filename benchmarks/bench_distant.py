@@ -1,0 +1,151 @@
+"""Distant labels on dev splits, and the default model's training data with distant-labelled MTSamples notes.
+
+Run from the repository (politely, on a shared machine)::
+
+    nice python benchmarks/bench_distant.py --labels             # the distant labeler's settings, as a tagger
+    nice python benchmarks/bench_distant.py --combine 300        # default data + 300 notes, lexicon labels
+    nice python benchmarks/bench_distant.py --combine 300 --self-train   # ... the default's confident mentions
+
+``--labels`` scores the lexicon labels of :mod:`share_ner.distant` (with HPO) directly as predictions on
+chia/dev and ncbi_disease/dev (strict F1) and on negex_kit/dev (recall of the conditions that are not
+normal findings), turning the labeler's guideline settings on one at a time. ``--combine N`` trains the
+default model on its own training data plus the last ``N`` MTSamples notes by id (the throughput
+benchmark times the first ones), only their sentences holding a label, recased like the template
+documents; with ``--self-train`` the default model's own mentions whose tokens all reach a marginal of
+``--min-confidence`` replace the lexicon labels they overlap. Dev splits only: these choose settings.
+Nothing is written; the figures go to ``benchmarks/results/default_real.md`` by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from bench_data import add_data_argument
+from bench_default_real import CACHE, NEGEX, is_normal_finding, load_split, negex_recall
+
+SPLITS = ("chia/dev", "ncbi_disease/dev", "bc5cdr/dev")
+LABEL_SETTINGS = (
+    ("every HPO name with a UMLS CUI", dict(phenotypes_only=False, project_lists=False, modifiers=False)),
+    ("phenotypic abnormalities only", dict(phenotypes_only=True, project_lists=False, modifiers=False)),
+    ("... and the project's term, finding and abbreviation lists", dict(project_lists=True, modifiers=False)),
+    ("... and body sites and disorder adjectives joined (shipped)", dict()),
+)
+
+
+def negex_label_recall(docs: Mapping[str, Any], gold: Mapping[str, list[Any]],
+                       pred: Mapping[str, list[Any]]) -> tuple[float, float]:
+    n = overlap = strict = 0
+    for doc_id, doc in docs.items():
+        for g in gold[doc_id]:
+            if is_normal_finding(" ".join(doc.text[s:e] for s, e in g.spans)):
+                continue
+            found = pred.get(doc_id, [])
+            n += 1
+            overlap += any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans)
+            strict += any(p.spans == g.spans for p in found)
+    return overlap / max(n, 1), strict / max(n, 1)
+
+
+def label_table(data: Path) -> list[str]:
+    from share_ner.distant import DistantConfig, labelling_matcher, lexicon_labels
+    from share_ner.eval.scoring import score
+    from share_ner.lexicons import default_lexicon
+
+    lexicon = default_lexicon()
+    corpora = {split: load_split(data, split) for split in ("chia/dev", "ncbi_disease/dev", NEGEX)}
+    lines = ["| distant labels | chia/dev strict F1 (P / R) | ncbi_disease/dev strict F1 | "
+             "negex_kit/dev non-normal overlap / strict |", "|---|---|---|---|"]
+    for label, changes in LABEL_SETTINGS:
+        config = DistantConfig(**changes)
+        matcher = labelling_matcher(lexicon, config)
+        cells = []
+        for split, (docs, gold) in corpora.items():
+            pred = lexicon_labels(docs, matcher, config.min_chars, config.modifiers)
+            if split == NEGEX:
+                cells.append("{:.3f} / {:.3f}".format(*negex_label_recall(docs, gold, pred)))
+            else:
+                s = score(gold, pred).strict
+                cells.append(f"{s.f1:.3f} ({s.precision:.3f} / {s.recall:.3f})" if split == "chia/dev" else
+                             f"{s.f1:.3f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+def labelled_sentences_only(doc: Any, labels: Sequence[Any]) -> Any:
+    """``doc`` with every sentence that holds no label blanked to spaces (offsets unchanged)."""
+    from share_ner.document import Document
+    from share_ner.text import split_sentences
+
+    text = list(doc.text)
+    starts = [m.spans[0][0] for m in labels]
+    for sentence in split_sentences(doc):
+        a, b = sentence.tokens[0].start, sentence.tokens[-1].end
+        if not any(a <= s < b for s in starts):
+            text[a:b] = [c if c in "\r\n" else " " for c in text[a:b]]
+    return Document(doc.id, "".join(text))
+
+
+def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path) -> Path:
+    from share_ner.default_model.build import DEFAULT_SYNTH, DEFAULT_TAGGER, default_model_dir
+    from share_ner.default_model.synthetic import recase_docs, training_data
+    from share_ner.distant import DistantConfig, confident_mentions, labelling_matcher, lexicon_labels, relabel
+    from share_ner.document import CUI_LESS, Document
+    from share_ner.inputs.files import read_notes
+    from share_ner.lexicons import default_lexicon
+    from share_ner.pipeline import Pipeline
+    from share_ner.training import train_model
+
+    lexicon = default_lexicon()
+    docs, gold = training_data(DEFAULT_SYNTH)
+    raw = read_notes(data / "mtsamples" / "raw" / "notes")
+    notes = {f"mts-{k}": Document(f"mts-{k}", raw[k].text) for k in sorted(raw)[-n_notes:]}
+    config = DistantConfig()
+    labels = lexicon_labels(notes, labelling_matcher(lexicon, config), config.min_chars, config.modifiers)
+    if self_train:
+        default = Pipeline.load(default_model_dir(cache=CACHE))
+        for doc_id, doc in notes.items():
+            confident, _ = confident_mentions(default, doc, min_confidence)
+            labels[doc_id] = relabel(labels[doc_id], confident, lambda m: CUI_LESS)
+    notes = recase_docs({k: labelled_sentences_only(d, labels[k]) for k, d in notes.items()}, DEFAULT_SYNTH)
+    docs.update(notes)
+    gold.update(labels)
+    print(f"{len(notes)} MTSamples notes, {sum(map(len, labels.values()))} labels", file=sys.stderr, flush=True)
+    return train_model(docs, gold, out, DEFAULT_TAGGER, lexicon=lexicon)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_argument(parser)
+    parser.add_argument("--labels", action="store_true", help="score the distant labeler's settings")
+    parser.add_argument("--combine", type=int, metavar="N", help="default data + N distant-labelled notes")
+    parser.add_argument("--self-train", action="store_true", help="--combine: the default's confident mentions too")
+    parser.add_argument("--min-confidence", type=float, default=0.9, help="--self-train marginal (default 0.9)")
+    parser.add_argument("--model-out", type=Path, default=CACHE / "combined", help="--combine: model directory")
+    args = parser.parse_args(argv)
+    from share_ner.eval.scoring import score
+    from share_ner.pipeline import Pipeline
+
+    if args.labels:
+        label_table(args.data)
+    if args.combine:
+        started = time.process_time()
+        pipeline = Pipeline.load(combined_model(args.data, args.combine, args.self_train, args.min_confidence,
+                                                args.model_out))
+        print(f"trained in {time.process_time() - started:.0f} CPU s", file=sys.stderr)
+        g = negex_recall(pipeline, args.data)["groups"]
+        (n, o, s), (nc, oc, sc) = g["non-normal"], g["capitals"]
+        cells = [f"{o / n:.3f} / {s / n:.3f} ({oc / nc:.3f} / {sc / nc:.3f})"]
+        for split in SPLITS:
+            docs, gold = load_split(args.data, split)
+            cells.append(f"{score(gold, {k: pipeline.tag(d) for k, d in docs.items()}).strict.f1:.3f}")
+        print(f"| {args.combine} notes{', self-trained' if args.self_train else ''} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
