@@ -11,7 +11,9 @@ from a path every executor can read, or shipped with the job (``ship_model=True`
 
 Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
 ``cui`` and the attribute columns). A note that cannot be tagged (empty, undecodable, or the annotator raised)
-becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on.
+becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on. :func:`annotate_counted`
+(what ``share-ner spark`` runs) returns the mentions alone and gathers the counts and rejects into an
+accumulator, so that the one action writing the mentions is the only pass over the notes.
 
 PySpark, pyarrow and pandas come with the ``spark`` extra and are imported only here.
 """
