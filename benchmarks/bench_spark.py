@@ -263,6 +263,7 @@ def write_results(raw: dict) -> None:
     cluster_cores = EXECUTORS * CORES_PER_EXECUTOR
     hours = PROJECTED_NOTES / (per_core * cluster_cores) / 3600
     yes = {True: "yes", False: "no"}
+    free = tag_speedup >= 1.7  # share-ner tag's own scaling says whether both cores were free for the runs
     lines = [
         "# `share-ner spark` against `share-ner tag`",
         "",
@@ -302,15 +303,18 @@ def write_results(raw: dict) -> None:
         "whole process and its workers.",
         "",
         f"`share-ner tag --jobs 2` ran at {tag_speedup:.2f} × the notes/s of `--jobs 1` in this run"
-        + (": the second core was not free for the whole run." if tag_speedup < 1.7 else "."),
+        + (": the second core was not free, and the load changed from run to run, so the wall-clock rows of the "
+           "targets compare runs made under different loads and are not judged; the CPU-second rows are."
+           if not free else "."),
         "",
         "| target | measured | met |",
         "|---|---:|---|",
-        f"| `local[2]` ≥ 1.8 × `local[1]` (notes/s, wall) | {speedup:.2f} × | {yes[speedup >= 1.8]} |",
+        f"| `local[2]` ≥ 1.8 × `local[1]` (notes/s, wall) | {speedup:.2f} × | "
+        f"{yes[speedup >= 1.8] if free else 'not judged (load)'} |",
         f"| Spark's overhead against `--jobs 2`, share of Spark's wall once the session is up ≤ 15 % | "
-        f"{overhead * 100:.1f} % | {yes[overhead <= 0.15]} |",
+        f"{overhead * 100:.1f} % | {yes[overhead <= 0.15] if free else 'not judged (load)'} |",
         f"| the same with warm workers, against `--jobs 2` after its model load | {warm_overhead * 100:.1f} % | "
-        f"{yes[warm_overhead <= 0.15]} |",
+        f"{yes[warm_overhead <= 0.15] if free else 'not judged (load)'} |",
         f"| load-independent: Spark's extra CPU seconds against `--jobs 2`, share of Spark's ≤ 15 % | "
         f"{cpu_overhead * 100:.1f} % | {yes[cpu_overhead <= 0.15]} |",
         f"| load-independent: `local[2]` / `local[1]` per CPU second (notes per CPU s) | "
