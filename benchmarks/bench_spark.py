@@ -74,51 +74,114 @@ def run_tag(export: Path, out: Path, jobs: int) -> dict:
             "notes": summary["notes"], "mentions": summary["mentions"]}
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds of process ``root`` and its live descendants (with their reaped children), from /proc."""
-    parent: dict[int, int] = {}
+def _proc_stats() -> dict[int, list[str]]:
+    stats = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
+                stats[int(entry)] = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return stats
+
+
+def tree_cpu(root: int) -> tuple[float, float]:
+    """CPU seconds of process ``root`` itself (its threads), and of its live descendants with their reaped
+    children (for the JVM: the Python daemon and workers), from /proc."""
+    stats = _proc_stats()
     tree, todo = set(), [root]
     while todo:
         pid = todo.pop()
         tree.add(pid)
-        todo += [c for c, p in parent.items() if p == pid and c not in tree]
-    total = 0
-    for pid in tree:
+        todo += [c for c, f in stats.items() if int(f[1]) == pid and c not in tree]
+    tick = os.sysconf("SC_CLK_TCK")
+    own = stats[root]
+    below = sum(int(v) for pid in tree - {root} if pid in stats for v in stats[pid][11:15])
+    return (int(own[11]) + int(own[12])) / tick, (below + int(own[13]) + int(own[14])) / tick
+
+
+THREAD_GROUPS = (("JIT compiler", ("C1 CompilerThre", "C2 CompilerThre")),
+                 ("garbage collector", ("GC Thread", "G1 ")),
+                 ("executor tasks (reading, shuffle, Arrow to and from Python, Parquet writing)", ("Executor task",)),
+                 ("driver: planning, code generation, the calls from Python (py4j)", ("Thread-",)))
+
+
+def jvm_threads(pid: int) -> dict[str, float]:
+    """CPU seconds of the JVM's threads, in the groups of THREAD_GROUPS (the rest as other)."""
+    out = {name: 0.0 for name, _ in THREAD_GROUPS} | {"other (scheduler, listeners, heartbeats, ...)": 0.0}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
         except OSError:
             continue
-        total += sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
-    return total / os.sysconf("SC_CLK_TCK")
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        group = next((g for g, prefixes in THREAD_GROUPS if name.startswith(prefixes)),
+                     "other (scheduler, listeners, heartbeats, ...)")
+        out[group] += (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def event_stages(log_dir: Path, since_ms: float, until_ms: float) -> list[dict]:
+    """The Spark jobs of the event log that ran between the two times: each stage's tasks, wall seconds, the
+    executor's run and CPU seconds, shuffle bytes and the Parquet bytes written."""
+    events = []
+    for path in sorted(log_dir.rglob("*")):
+        if path.is_file() and path.name.startswith("events_"):  # not the .crc files and the app status
+            events += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    job_of, stages = {}, []
+    for e in events:
+        if e["Event"] == "SparkListenerJobStart" and since_ms <= e["Submission Time"] <= until_ms:
+            for sid in e["Stage IDs"]:
+                job_of[sid] = e["Job ID"]
+    for e in events:
+        if e["Event"] != "SparkListenerStageCompleted" or e["Stage Info"]["Stage ID"] not in job_of:
+            continue
+        info = e["Stage Info"]
+        acc = {a["Name"]: float(a.get("Value") or 0) for a in info.get("Accumulables", [])
+               if str(a.get("Value", "")).replace(".", "", 1).isdigit()}
+        m = "internal.metrics."
+        stages.append({"job": job_of[info["Stage ID"]], "stage": info["Stage ID"], "tasks": info["Number of Tasks"],
+                       "wall": (info["Completion Time"] - info["Submission Time"]) / 1000,
+                       "run": acc.get(m + "executorRunTime", 0) / 1000,
+                       "jvm_cpu": acc.get(m + "executorCpuTime", 0) / 1e9,
+                       "shuffle_write_mb": acc.get(m + "shuffle.write.bytesWritten", 0) / 1e6,
+                       "shuffle_read_mb": (acc.get(m + "shuffle.read.localBytesRead", 0)
+                                           + acc.get(m + "shuffle.read.remoteBytesRead", 0)) / 1e6,
+                       "output_mb": acc.get(m + "output.bytesWritten", 0) / 1e6})
+    return stages
 
 
 def spark_child(master: str, table: str, out: str) -> None:
     """In a fresh process: start the session, then time the job alone (cold: new Python workers), then the same
-    job again into another directory (warm: the workers and their loaded model reused)."""
+    job again into another directory (warm: the workers and their loaded model reused). The JVM's own CPU (its
+    threads, by group) and the Python processes' are taken apart; the event log gives the job's stages."""
     from share_ner.spark_job import SparkOptions, run_spark, start_session
 
+    events = Path(out + "-events")
+    events.mkdir(parents=True)
     t0 = time.perf_counter()
-    spark = start_session(master, app="bench-spark")
+    spark = start_session(master, app="bench-spark", conf={
+        "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false"})
     spark.sparkContext.setLogLevel("ERROR")
     session = time.perf_counter() - t0
     jvm = spark.sparkContext._gateway.proc.pid
-    cpu0 = tree_cpu(jvm) + time.process_time()
+    (jvm0, py0), threads0, driver0 = tree_cpu(jvm), jvm_threads(jvm), time.process_time()
+    since = time.time() * 1000
     t1 = time.perf_counter()
     run_spark(SparkOptions(table, out), spark)
     job = time.perf_counter() - t1
-    cpu = tree_cpu(jvm) + time.process_time() - cpu0
+    until = time.time() * 1000
+    (jvm1, py1), threads1, driver1 = tree_cpu(jvm), jvm_threads(jvm), time.process_time()
     t2 = time.perf_counter()
     run_spark(SparkOptions(table, out + "-warm"), spark)
     warm = time.perf_counter() - t2
     spark.stop()
-    print(json.dumps({"session": session, "job": job, "job_cpu": cpu, "warm": warm}))
+    print(json.dumps({"session": session, "job": job, "warm": warm, "jvm_cpu": jvm1 - jvm0, "python_cpu": py1 - py0,
+                      "driver_cpu": driver1 - driver0, "job_cpu": jvm1 - jvm0 + py1 - py0 + driver1 - driver0,
+                      "threads": {k: threads1[k] - threads0.get(k, 0.0) for k in threads1},
+                      "stages": event_stages(events, since, until)}))
 
 
 def run_spark(master: str, table: Path, out: Path) -> dict:
@@ -127,10 +190,12 @@ def run_spark(master: str, table: Path, out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     workers = summary["workers"].values()
     return {"wall": wall, "cpu": child["job_cpu"], "session": child["session"], "job": child["job"],
-            "warm": child["warm"], "notes": summary["notes"],
-            "mentions": summary["mentions"], "workers": len(workers),
+            "warm": child["warm"], "notes": summary["notes"], "jvm_cpu": child["jvm_cpu"],
+            "python_cpu": child["python_cpu"], "driver_cpu": child["driver_cpu"], "threads": child["threads"],
+            "stages": child["stages"], "mentions": summary["mentions"], "workers": len(workers),
             "rss_mb": max(w["rss_kb"] for w in workers) / 1024,
             "worker_cpu": sum(w["cpu_seconds"] for w in workers),
+            "worker_process_cpu": sum(w["process_cpu_seconds"] for w in workers),
             "load": max(w["load_seconds"] for w in workers)}
 
 
@@ -168,6 +233,16 @@ def main() -> None:
     write_results(raw)
 
 
+def stage_label(stage: dict, stages: list[dict]) -> str:
+    if stage["shuffle_write_mb"] > 0:
+        return "read the notes, shuffle them over the partitions (the repartition)"
+    if stage is max(stages, key=lambda x: x["run"]):
+        return "annotate (mapInPandas: counts and rejects into the accumulator) and write the mentions"
+    if stage is stages[-1]:
+        return "write the rejects (from the driver, as Arrow)"
+    return "read the input's schema (Parquet footers)"
+
+
 def write_results(raw: dict) -> None:
     runs, chars, before, after = raw["runs"], raw["chars"], raw["load_before"], raw["load_after"]
     t1, t2, s1, s2 = (runs[k] for k in ("tag --jobs 1", "tag --jobs 2", "spark local[1]", "spark local[2]"))
@@ -175,14 +250,20 @@ def write_results(raw: dict) -> None:
     rate = {k: r["notes"] / (r["job"] if "job" in r else r["seconds"]) for k, r in runs.items()}
     cpu_rate = {k: r["notes"] / r["cpu"] for k, r in runs.items()}
     speedup = rate["spark local[2]"] / rate["spark local[1]"]
+    tag_speedup = rate["tag --jobs 2"] / rate["tag --jobs 1"]
     overhead = (s2["job"] - t2["seconds"]) / s2["job"]
     warm_overhead = (s2["warm"] - t2["work"]) / s2["warm"]
     cpu_overhead = (s2["cpu"] - t2["cpu"]) / s2["cpu"]
     # with 2 free cores, local[2] would run local[1]'s work in half the time, less its extra CPU
     cpu_speedup = 2 * s1["cpu"] / s2["cpu"]
+    # on 2 cores local[1]'s JVM runs beside its one Python worker, on the other core; local[2]'s JVM shares the two
+    # cores with two workers: local[2]'s wall is at least all its CPU over 2, local[1]'s at least its Python CPU
+    bound = s1["python_cpu"] / ((s2["cpu"]) / 2)
     per_core = n / s2["worker_cpu"]  # notes per worker CPU second: the rate one executor core sustains
     cluster_cores = EXECUTORS * CORES_PER_EXECUTOR
     hours = PROJECTED_NOTES / (per_core * cluster_cores) / 3600
+    yes = {True: "yes", False: "no"}
+    free = tag_speedup >= 1.7  # share-ner tag's own scaling says whether both cores were free for the runs
     lines = [
         "# `share-ner spark` against `share-ner tag`",
         "",
@@ -190,61 +271,110 @@ def write_results(raw: dict) -> None:
         f"({raw['when']}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores, default model).",
         "",
-        f"Load average {before[0]:.1f} before the runs and {after[0]:.1f} after, on {os.cpu_count()} cores: where "
-        "other work shares the machine, wall-clock rates and speed-ups are lower bounds; the CPU-second figures "
-        "depend much less on the load.",
+        f"Load average {before[0]:.1f} before the runs and {after[0]:.1f} after, on {os.cpu_count()} cores: other "
+        "work shared the machine, so compare the runs by their CPU seconds and by ratios within this run; "
+        "wall-clock rates and speed-ups are lower bounds.",
         "",
         f"Notes: the first {n:,} MTSamples notes in name order ({chars:,} characters; a subset of the 4,966, to fit "
         "the time available), as a Parquet table (`note_id`, `text`) for Spark and as a MIMIC-IV-Note-style CSV for "
         "`share-ner tag`. Mentions found: " + ", ".join(f"{k} {r['mentions']:,}" for k, r in runs.items()) + ".",
         "",
         "| run | wall, whole process (s) | session start (s) | job / run wall (s) | notes/s, wall | same job again, "
-        "warm workers (s) | CPU s of the job / run, all processes | notes per CPU s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "warm workers (s) | CPU s of the job / run, all processes | of which JVM | of which Python workers | "
+        "notes per CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for k, r in runs.items():
         job = r["job"] if "job" in r else r["seconds"]
         session = f"{r['session']:.1f}" if "session" in r else "–"
         warm = f"{r['warm']:.1f}" if "warm" in r else "–"
+        jvm = f"{r['jvm_cpu']:.1f}" if "jvm_cpu" in r else "–"
+        py = f"{r['python_cpu']:.1f}" if "python_cpu" in r else "–"
         lines.append(f"| {k} | {r['wall']:.1f} | {session} | {job:.1f} | {rate[k]:.1f} | {warm} | {r['cpu']:.1f} | "
-                     f"{cpu_rate[k]:.2f} |")
+                     f"{jvm} | {py} | {cpu_rate[k]:.2f} |")
     lines += [
         "",
         "`job / run wall`: for Spark, the wall time of the whole `run_spark` call once the session is up (reading the "
-        "table, the Python workers starting and loading the model, annotating, writing the three tables, the "
-        "summary); for `share-ner tag`, its summary's `seconds` (model loading included). `same job again`: "
-        "the same `run_spark` call once more in the same session, into another directory: the Python workers are "
-        "already up with the model loaded, so the difference is their start (Python imports, model load). CPU "
-        "seconds: for Spark, the JVM and every Python worker over the job (from /proc); for `share-ner tag`, the "
+        "table, the Python workers starting and loading the model, annotating, writing the tables, the summary); "
+        "for `share-ner tag`, its summary's `seconds` (model loading included). `same job again`: the same "
+        "`run_spark` call once more in the same session, into another directory: the Python workers are already "
+        "up with the model loaded and the JVM's code compiled. CPU seconds: for Spark, over the job, the JVM's own "
+        "threads, the Python daemon and workers (from /proc) and the driver's Python; for `share-ner tag`, the "
         "whole process and its workers.",
         "",
-        f"On this machine `share-ner tag --jobs 2` ran at {rate['tag --jobs 2'] / rate['tag --jobs 1']:.2f} × the "
-        "notes/s of `--jobs 1`" + (": the second core was not free, so the wall-clock ratios below say little about "
-                                   "Spark; the CPU-second rows do not depend on it."
-                                   if rate['tag --jobs 2'] / rate['tag --jobs 1'] < 1.7 else
-                                   ": both cores were free, so the wall-clock ratios below are Spark's own."),
+        f"`share-ner tag --jobs 2` ran at {tag_speedup:.2f} × the notes/s of `--jobs 1` in this run"
+        + (": the second core was not free, and the load changed from run to run, so the wall-clock rows of the "
+           "targets compare runs made under different loads and are not judged; the CPU-second rows are."
+           if not free else "."),
         "",
         "| target | measured | met |",
         "|---|---:|---|",
-        f"| `local[2]` ≥ 1.8 × `local[1]` (notes/s, wall) | {speedup:.2f} × | {'yes' if speedup >= 1.8 else 'no'} |",
+        f"| `local[2]` ≥ 1.8 × `local[1]` (notes/s, wall) | {speedup:.2f} × | "
+        f"{yes[speedup >= 1.8] if free else 'not judged (load)'} |",
         f"| Spark's overhead against `--jobs 2`, share of Spark's wall once the session is up ≤ 15 % | "
-        f"{overhead * 100:.1f} % | {'yes' if overhead <= 0.15 else 'no'} |",
+        f"{overhead * 100:.1f} % | {yes[overhead <= 0.15] if free else 'not judged (load)'} |",
         f"| the same with warm workers, against `--jobs 2` after its model load | {warm_overhead * 100:.1f} % | "
-        f"{'yes' if warm_overhead <= 0.15 else 'no'} |",
+        f"{yes[warm_overhead <= 0.15] if free else 'not judged (load)'} |",
         f"| load-independent: Spark's extra CPU seconds against `--jobs 2`, share of Spark's ≤ 15 % | "
-        f"{cpu_overhead * 100:.1f} % | {'yes' if cpu_overhead <= 0.15 else 'no'} |",
+        f"{cpu_overhead * 100:.1f} % | {yes[cpu_overhead <= 0.15]} |",
+        f"| load-independent: `local[2]` / `local[1]` per CPU second (notes per CPU s) | "
+        f"{cpu_rate['spark local[2]'] / cpu_rate['spark local[1]']:.2f} × | – |",
         f"| load-independent estimate of `local[2]` / `local[1]` on 2 free cores: 2 × CPU s of `local[1]` / CPU s "
-        f"of `local[2]` ≥ 1.8 | {cpu_speedup:.2f} × | {'yes' if cpu_speedup >= 1.8 else 'no'} |",
+        f"of `local[2]` ≥ 1.8 | {cpu_speedup:.2f} × | {yes[cpu_speedup >= 1.8]} |",
         "",
-        f"Where `local[2]`'s {s2['cpu']:.1f} CPU seconds went: {s2['worker_cpu']:.1f} in the Python workers' "
-        f"annotation (`annotate_notes`, the work `share-ner tag` does), the other {s2['cpu'] - s2['worker_cpu']:.1f} "
-        "in the JVM (reading the table, the shuffle that spreads the notes over partitions, Arrow transfers, writing "
-        "the Parquet tables, its JIT warming up) and the workers' start (Python imports, model load).",
+        "## Where the CPU goes",
+        "",
+        f"`local[2]`, {s2['cpu']:.1f} CPU seconds over the job: the JVM {s2['jvm_cpu']:.1f}, the Python processes "
+        f"{s2['python_cpu']:.1f} (of which the workers' tasks {s2['worker_cpu']:.1f}: annotating, as "
+        f"`share-ner tag` does, and the pandas/Arrow rows; their start and model load "
+        f"{s2['worker_process_cpu'] - s2['worker_cpu']:.1f}; the daemon that forks them the rest), the driver's "
+        f"Python {s2['driver_cpu']:.1f}. `share-ner tag --jobs 2` loads the model once and forks its workers from "
+        f"it; each Spark Python worker loads its own. The JVM's CPU seconds by thread:",
+        "",
+        "| JVM threads | `local[1]` CPU s | `local[2]` CPU s |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {g} | {s1['threads'][g]:.1f} | {s2['threads'][g]:.1f} |" for g in s2["threads"]]
+    lines += [
+        "",
+        "Most of the JVM's seconds are a fixed cost of a fresh JVM (compiling its hot code, planning and generating "
+        "the query's code) rather than a cost per note: the same job again in the same session took "
+        f"{s2['warm']:.1f} s against {s2['job']:.1f} s.",
+        "",
+        f"Why `local[2]` cannot reach 1.8 × `local[1]` on 2 cores: `local[1]` runs one Python worker on one core "
+        f"while its JVM ({s1['jvm_cpu']:.1f} CPU s) mostly runs on the other; `local[2]` runs two workers and its JVM "
+        f"({s2['jvm_cpu']:.1f} CPU s) on the same two cores. `local[1]`'s wall is at least its Python CPU seconds "
+        f"({s1['python_cpu']:.1f}), `local[2]`'s at least all its CPU seconds over two ({s2['cpu']:.1f} / 2): at "
+        f"best {bound:.2f} × on 2 cores, however free. The Python workers themselves scale: "
+        f"{n / s1['worker_cpu']:.1f} notes per worker CPU second under `local[1]`, {per_core:.1f} under `local[2]`; "
+        "on executors whose JVM has cores to spare beside the workers' (a cluster), the rate grows with the cores.",
+        "",
+        "## The job's Spark stages (`local[2]`, from the event log)",
+        "",
+        "| job | stage | what | tasks | wall (s) | executor run (s) | executor JVM CPU (s) | shuffle written (MB) | "
+        "shuffle read (MB) | Parquet written (MB) |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    stages = s2["stages"]
+    lines += [f"| {st['job']} | {st['stage']} | {stage_label(st, stages)} | {st['tasks']} | {st['wall']:.1f} | "
+              f"{st['run']:.1f} | {st['jvm_cpu']:.2f} | {st['shuffle_write_mb']:.2f} | {st['shuffle_read_mb']:.2f} | "
+              f"{st['output_mb']:.2f} |" for st in stages]
+    lines += [
+        "",
+        f"{len({st['job'] for st in stages})} Spark jobs and one pass over the notes: the mentions are written by the "
+        "job that annotates them, while an accumulator gathers the counts of the summary and the rejects, which the "
+        "driver writes as a small table; nothing is persisted or read twice. The one shuffle spreads the notes of a "
+        "single-row-group Parquet file over the cores; an input already in as many partitions as cores is not "
+        "shuffled. `executor run` counts the Python workers' time the task waits for; `executor JVM CPU`, the "
+        "task threads' own. Arrow batches of 256 rows: turning the rows to pandas and Arrow costs the workers "
+        "little against annotating (both are inside the tasks' CPU seconds above), so larger batches would save "
+        "little and hold more notes in a worker at once.",
         "",
         f"Python worker processes: {s1['workers']} under `local[1]`, {s2['workers']} under `local[2]`; model load in the "
         f"slowest worker {s1['load']:.1f} s and {s2['load']:.1f} s (wall, on the loaded machine). Peak memory (max RSS) "
         f"of a Python worker: {s1['rss_mb']:.0f} MB (`local[1]`), {s2['rss_mb']:.0f} MB (`local[2]`); the model is "
-        "loaded once per worker process and kept for its later tasks. The JVM is not counted there.",
+        "loaded once per worker process and kept for its later tasks (Spark reuses its Python workers). The JVM is "
+        "not counted there.",
         "",
         "## Projection: 1 billion notes on 100 executors of 16 cores",
         "",

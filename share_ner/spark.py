@@ -11,7 +11,9 @@ from a path every executor can read, or shipped with the job (``ship_model=True`
 
 Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
 ``cui`` and the attribute columns). A note that cannot be tagged (empty, undecodable, or the annotator raised)
-becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on.
+becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on. :func:`annotate_counted`
+(what ``share-ner spark`` runs) returns the mentions alone and gathers the counts and rejects into an
+accumulator, so that the one action writing the mentions is the only pass over the notes.
 
 PySpark, pyarrow and pandas come with the ``spark`` extra and are imported only here.
 """
@@ -76,7 +78,7 @@ def _all_schema(attributes: bool) -> Any:
     extra = [T.StructField("reason", T.StringType()), T.StructField("tokens", T.LongType()),
              T.StructField("characters", T.LongType()), T.StructField("mentions", T.IntegerType()),
              T.StructField("rss_kb", T.LongType()), T.StructField("cpu_seconds", T.DoubleType()),
-             T.StructField("load_seconds", T.DoubleType())]
+             T.StructField("load_seconds", T.DoubleType()), T.StructField("process_cpu_seconds", T.DoubleType())]
     return T.StructType([T.StructField("kind", T.StringType()), *mention_schema(attributes).fields, *extra])
 
 
@@ -119,18 +121,9 @@ def _note(note_id: Any, value: Any, column: str, latin1: bool) -> Document | str
     return problem if problem is not None else Document(str(note_id), text)
 
 
-def _partition(batches: Iterator[Any], *, text_col: str, id_col: str, key: str, loader: Callable[[], Any],
-               attributes: bool, latin1: bool, id_from_path: bool, columns: list[str]) -> Iterator[Any]:
-    """mapInPandas body: notes in, mention / reject / note rows out, and one worker row at the end."""
-    import pandas as pd
-
-    annotator, load_seconds = _annotator(key, loader)
-    cpu0 = time.process_time()
-
-    def frame(rows: list[dict[str, Any]]) -> Any:
-        # object columns with None, not NaN, where a row has no value (a NaN in ``spans`` is no list)
-        return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
-
+def _annotated(batches: Iterator[Any], *, text_col: str, id_col: str, annotator: Any, attributes: bool,
+               latin1: bool, id_from_path: bool) -> Iterator[list[dict[str, Any]]]:
+    """The output rows of each input batch: ``mention``, ``reject`` and ``note`` rows (a ``kind`` key each)."""
     for batch in batches:
         out: list[dict[str, Any]] = []
         docs: list[Document] = []
@@ -161,11 +154,88 @@ def _partition(batches: Iterator[Any], *, text_col: str, id_col: str, key: str, 
                 flush()
                 chars = 0
         flush()
-        if out:
-            yield frame(out)
-    yield frame([{"kind": "worker", "note_id": str(os.getpid()),
-                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                  "cpu_seconds": time.process_time() - cpu0, "load_seconds": load_seconds}])
+        yield out
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> Any:
+    import pandas as pd
+
+    # object columns with None, not NaN, where a row has no value (a NaN in ``spans`` is no list)
+    return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
+
+
+def _worker_figures(cpu0: float, load_seconds: float) -> dict[str, Any]:
+    """This task's figures: the worker's peak memory, its CPU seconds in the task (model load left out), the
+    seconds it spent loading the model, and its whole CPU seconds so far (its start and model load included)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"rss_kb": usage.ru_maxrss, "cpu_seconds": time.process_time() - cpu0, "load_seconds": load_seconds,
+            "process_cpu_seconds": usage.ru_utime + usage.ru_stime}
+
+
+def _partition(batches: Iterator[Any], *, key: str, loader: Callable[[], Any], columns: list[str],
+               **how: Any) -> Iterator[Any]:
+    """mapInPandas body of :func:`annotate_all`: every row kind, and one worker row at the end."""
+    annotator, load_seconds = _annotator(key, loader)
+    cpu0 = time.process_time()
+    for rows in _annotated(batches, annotator=annotator, **how):
+        if rows:
+            yield _frame(rows, columns)
+    yield _frame([{"kind": "worker", "note_id": str(os.getpid()), **_worker_figures(cpu0, load_seconds)}], columns)
+
+
+class Tally:
+    """Accumulator param of :func:`annotate_counted`: the counts of ``share-ner tag``'s summary, the rejects
+    (note id and reason, never the text) and each Python worker's figures, added up over the tasks."""
+
+    @staticmethod
+    def empty() -> dict[str, Any]:
+        return {"notes": 0, "mentions": 0, "tokens": 0, "characters": 0, "rejects": [], "workers": {}}
+
+    def zero(self, value: Any) -> dict[str, Any]:
+        return self.empty()
+
+    def addInPlace(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - pyspark's name
+        for name in ("notes", "mentions", "tokens", "characters"):
+            a[name] += b[name]
+        a["rejects"].extend(b["rejects"])
+        add_workers(a["workers"], b["workers"])
+        return a
+
+
+def add_workers(into: dict[str, dict[str, Any]], more: dict[str, dict[str, Any]]) -> None:
+    """Add the worker figures ``more`` (by process id) to ``into``: peak memory the max, seconds summed."""
+    for pid, w in more.items():
+        have = into.setdefault(pid, {"rss_kb": 0, "cpu_seconds": 0.0, "load_seconds": 0.0,
+                                     "process_cpu_seconds": 0.0})
+        have["rss_kb"] = max(have["rss_kb"], w["rss_kb"])
+        have["process_cpu_seconds"] = max(have["process_cpu_seconds"], w["process_cpu_seconds"])
+        have["cpu_seconds"] += w["cpu_seconds"]
+        have["load_seconds"] += w["load_seconds"]
+
+
+def _counted_partition(batches: Iterator[Any], *, key: str, loader: Callable[[], Any], columns: list[str],
+                       tally: Any, **how: Any) -> Iterator[Any]:
+    """mapInPandas body of :func:`annotate_counted`: mention rows out, everything else into ``tally``."""
+    annotator, load_seconds = _annotator(key, loader)
+    cpu0 = time.process_time()
+    mine = Tally.empty()
+    for rows in _annotated(batches, annotator=annotator, **how):
+        mentions = []
+        for r in rows:
+            kind = r["kind"]
+            if kind == "mention":
+                mentions.append(r)
+            elif kind == "reject":
+                mine["rejects"].append((r["note_id"], r["reason"]))
+            else:
+                mine["notes"] += 1
+                mine["mentions"] += r["mentions"]
+                mine["tokens"] += r["tokens"]
+                mine["characters"] += r["characters"]
+        if mentions:
+            yield _frame(mentions, columns)
+    mine["workers"][str(os.getpid())] = _worker_figures(cpu0, load_seconds)
+    tally.add(mine)
 
 
 # ---------------------------------------------------------------- on the driver
@@ -206,17 +276,35 @@ def annotate_all(df: Any, text_col: str = "text", id_col: str = "note_id", model
     (the mention columns), ``reject`` (``note_id``, ``reason``), ``note`` (``note_id``, ``mentions``, ``tokens``,
     ``characters``) and one ``worker`` row per task (its peak memory and CPU seconds). Lazy, like any DataFrame:
     persist it before taking several results from it, or each one annotates again."""
+    schema = _all_schema(attributes)
+    body = functools.partial(_partition, columns=schema.fieldNames(), **_worker_args(
+        df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path))
+    return df.select(id_col, text_col).mapInPandas(body, schema)
+
+
+def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
+                     attributes: bool = True, ship_model: bool = False, _latin1: bool = False,
+                     _id_from_path: bool = False) -> Any:
+    """The mentions DataFrame of :func:`annotate`, while the notes are counted and the rejects gathered into
+    ``tally``, an accumulator made with :class:`Tally` (``sc.accumulator(Tally.empty(), Tally())``): one pass
+    over the notes gives every output. Read ``tally.value`` after the one action that writes the mentions;
+    Spark applies each task's update once (a failed or retried task's is dropped)."""
+    schema = mention_schema(attributes)
+    body = functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, **_worker_args(
+        df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path))
+    return df.select(id_col, text_col).mapInPandas(body, schema)
+
+
+def _worker_args(df: Any, text_col: str, id_col: str, model: Any, attributes: bool, ship_model: bool,
+                 latin1: bool, id_from_path: bool) -> dict[str, Any]:
     from pyspark.sql import SparkSession
 
     require_spark()
     check_columns(df, id_col, text_col)
     spark = SparkSession.getActiveSession() or df.sparkSession
     key, loader = _model_loader(spark, model, ship_model)
-    schema = _all_schema(attributes)
-    body = functools.partial(_partition, text_col=text_col, id_col=id_col, key=key, loader=loader,
-                             attributes=attributes, latin1=_latin1, id_from_path=_id_from_path,
-                             columns=schema.fieldNames())
-    return df.select(id_col, text_col).mapInPandas(body, schema)
+    return {"key": key, "loader": loader, "text_col": text_col, "id_col": id_col, "attributes": attributes,
+            "latin1": latin1, "id_from_path": id_from_path}
 
 
 def annotate(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,

@@ -4,15 +4,17 @@ Output layout (``OUT`` any Hadoop file system path: local, HDFS, S3, DBFS)::
 
     OUT/mentions/chunk=00000/part-*.parquet   one row per mention (share_ner.formats.parquet columns)
     OUT/rejects/chunk=00000/part-*.parquet    note_id, reason (never the text)
-    OUT/notes/chunk=00000/part-*.parquet      note_id, mentions, tokens, characters of each tagged note
+    OUT/chunks/chunk=00000.json               the chunk's counts (notes, mentions, tokens, characters, rejected)
     OUT/run.json                              the settings; a rerun with others is refused
     OUT/summary.json                          the counts of share-ner tag's summary.json, over all chunks
 
 The input files are taken in name order and cut into chunks (one per CSV file; ``files_per_chunk`` Parquet or
-note files). Each chunk is one Spark job per table, written by Spark's own output committer, which writes
-``_SUCCESS`` once the table is committed. A rerun after a killed job keeps every chunk whose three tables have
-their ``_SUCCESS`` and redoes the others whole (the tasks of a chunk that did finish are redone too: the
-committer discards uncommitted output).
+note files). Each chunk is one pass over its notes: one Spark job annotates them and writes the mentions, while
+an accumulator gathers the counts and the rejects (note id and reason), which the driver then writes. Both tables
+are written by Spark's own output committer, which writes ``_SUCCESS`` once a table is committed; the counts file
+comes last. A rerun after a killed job keeps every chunk with both ``_SUCCESS`` files and its counts file and
+redoes the others whole (the tasks of a chunk that did finish are redone too: the committer discards uncommitted
+output).
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from share_ner.batch.runner import RunSummary
-from share_ner.document import ATTRIBUTE_NAMES
 from share_ner.errors import ShareNerError
-from share_ner.formats.parquet import BASE_COLUMNS
 from share_ner.inputs.mimic import MIMIC_III, MIMIC_IV
 from share_ner.io import GOLD_SUFFIXES
-from share_ner.spark import annotate_all, check_columns, model_error_line, require_spark
+from share_ner.spark import Tally, add_workers, annotate_counted, check_columns, model_error_line, require_spark
 
 INPUT_FORMATS = ("csv", "parquet", "text")
-TABLES = ("mentions", "rejects", "notes")
+TABLES = ("mentions", "rejects")
+CHUNKS_DIR = "chunks"  # OUT/chunks/chunk=K.json: a chunk's counts, written once its tables are committed
+COUNTS = ("notes", "mentions", "tokens", "characters")
 FILES_PER_CHUNK = {"csv": 1, "parquet": 16, "text": 10_000}
 RUN_NAME = "run.json"
 SUMMARY_NAME = "summary.json"
@@ -81,9 +83,10 @@ def guess_format(path: str) -> str:
     return "text"
 
 
-def start_session(master: str | None, app: str = "share-ner") -> Any:
-    """A SparkSession: ``master``, else spark-submit's, else ``local[*]``. A local session's workers run this Python
-    (otherwise they would start whatever ``python3`` is first on PATH)."""
+def start_session(master: str | None, app: str = "share-ner", conf: dict[str, str] | None = None) -> Any:
+    """A SparkSession: ``master``, else spark-submit's, else ``local[*]``; ``conf``: more Spark settings (e.g. an
+    event log). A local session's workers run this Python (otherwise they would start whatever ``python3`` is
+    first on PATH)."""
     require_spark()
     check_java()
     from pyspark.sql import SparkSession
@@ -99,6 +102,8 @@ def start_session(master: str | None, app: str = "share-ner") -> Any:
                .config("spark.ui.showConsoleProgress", "false")
                # notes of a few kB to a few hundred kB: Arrow batches of 256 rows keep a worker's input small
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     try:
         return builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 - the JVM failed to start: say so in one line
@@ -210,9 +215,6 @@ def run_spark(opt: SparkOptions, spark: Any = None, *, log: Any = None, factory:
 
 
 def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, factory: Any) -> RunSummary:
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
     startup = time.perf_counter() - started
     reader = _reader(spark, fmt)
     try:
@@ -241,69 +243,48 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
             raise ShareNerError(f"{opt.out} holds a run with other settings ({diff}); resume with the same options "
                                 "or use another --out")
     fs.write(json.dumps(settings, indent=1) + "\n", RUN_NAME)
-    parts = opt.partitions or 3 * spark.sparkContext.defaultParallelism
+    sc = spark.sparkContext
     model: Any = factory if factory is not None else opt.model
     kept: list[str] = []
     workers: dict[str, dict[str, float]] = {}
     totals = RunSummary(out=opt.out, rejects_file=str(fs.path("rejects")))
+    if fmt != "text":  # each chunk read with the schema found above, not inferred again
+        reader = reader.schema(whole.schema)
     for k, chunk in enumerate(chunks):
         name = f"chunk={k:05d}"
-        if all(fs.exists(t, name, "_SUCCESS") for t in TABLES):
+        if _committed(fs, name):
             kept.append(name)
             continue
         notes = reader.load(chunk).where(keep)
         if fmt == "text":
             notes = notes.select("path", "content")
-        notes = notes.repartition(parts)
-        every = annotate_all(notes, text_col, id_col, model, ship_model=opt.ship_model, _latin1=fmt == "csv",
-                             _id_from_path=fmt == "text").persist(StorageLevel.MEMORY_AND_DISK)
+        notes = _spread(notes, opt.partitions, sc.defaultParallelism)
+        tally = sc.accumulator(Tally.empty(), Tally())
+        mentions = annotate_counted(notes, tally, text_col, id_col, model, ship_model=opt.ship_model,
+                                    _latin1=fmt == "csv", _id_from_path=fmt == "text")
         try:
-            mentions = every.where(F.col("kind") == "mention").select(*_mention_columns())
-            rejects = every.where(F.col("kind") == "reject").select("note_id", "reason")
-            tagged = every.where(F.col("kind") == "note").select("note_id", "mentions", "tokens", "characters")
-            for table, frame in zip(TABLES, (mentions, rejects, tagged)):
-                frame.write.mode("overwrite").parquet(str(fs.path(table, name)))
-            # this chunk's counts and its workers' figures in one small job over the persisted rows
-            kind = F.col("kind")
-            pid = F.when(kind == "worker", F.col("note_id")).alias("pid")
-            for row in every.where(kind != "mention").groupBy("kind", pid).agg(
-                    F.count("*").alias("n"), F.sum("mentions").alias("m"), F.sum("tokens").alias("t"),
-                    F.sum("characters").alias("c"), F.max("rss_kb").alias("rss"), F.sum("cpu_seconds").alias("cpu"),
-                    F.sum("load_seconds").alias("load")).collect():
-                if row["kind"] == "note":
-                    totals.notes += row["n"]
-                    totals.mentions += row["m"] or 0
-                    totals.tokens += row["t"] or 0
-                    totals.characters += row["c"] or 0
-                elif row["kind"] == "reject":
-                    totals.rejected += row["n"]
-                else:
-                    w = workers.setdefault(row["pid"], {"rss_kb": 0, "cpu_seconds": 0.0, "load_seconds": 0.0})
-                    w["rss_kb"] = max(w["rss_kb"], row["rss"])
-                    w["cpu_seconds"] += row["cpu"]
-                    w["load_seconds"] += row["load"]
+            # the one pass over the chunk's notes: the mentions written, the rest counted into the accumulator
+            mentions.write.mode("overwrite").parquet(str(fs.path("mentions", name)))
         except Exception as exc:  # noqa: BLE001 - a worker that could not load the model: one line
             line = model_error_line(exc)
             if line is not None:
                 raise ShareNerError(line) from None
             raise
-        finally:
-            every.unpersist()
+        got = tally.value
+        _rejects_frame(spark, got["rejects"]).write.mode("overwrite").parquet(str(fs.path("rejects", name)))
+        counts = {c: got[c] for c in COUNTS} | {"rejected": len(got["rejects"])}
+        fs.write(json.dumps(counts) + "\n", CHUNKS_DIR, f"{name}.json")  # last: the chunk is done
+        _add_counts(totals, counts)
+        add_workers(workers, got["workers"])
         if log is not None:
             print(f"share-ner: chunk {k + 1}/{len(chunks)} written", file=log)
     # as share-ner tag counts: the whole output at the top level (kept chunks included), this run's notes apart
     summary = totals
     summary.tagged, summary.tagged_tokens = totals.notes, totals.tokens
-    if kept:
-        done = spark.read.parquet(*[str(fs.path("notes", name)) for name in kept]).agg(
-            F.count("*").alias("n"), F.sum("mentions").alias("m"), F.sum("tokens").alias("t"),
-            F.sum("characters").alias("c")).collect()[0]
-        summary.skipped_done = done["n"]
-        summary.notes += done["n"]
-        summary.mentions += done["m"] or 0
-        summary.tokens += done["t"] or 0
-        summary.characters += done["c"] or 0
-        summary.rejected += spark.read.parquet(*[str(fs.path("rejects", name)) for name in kept]).count()
+    for name in kept:
+        counts = json.loads(fs.read(CHUNKS_DIR, f"{name}.json") or "{}")
+        summary.skipped_done += counts["notes"]
+        _add_counts(summary, counts)
     summary.jobs = spark.sparkContext.defaultParallelism
     summary.startup_seconds = startup
     summary.seconds = time.perf_counter() - started
@@ -314,5 +295,31 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
     return summary
 
 
-def _mention_columns() -> list[str]:
-    return [*BASE_COLUMNS, *ATTRIBUTE_NAMES]
+def _rejects_frame(spark: Any, rejects: list[tuple[str, str]]) -> Any:
+    """The rejects as a one-partition DataFrame, handed to the JVM as Arrow (a list of rows would need a Python
+    worker to unpickle them)."""
+    import pyarrow as pa
+
+    ids, reasons = (list(c) for c in zip(*rejects)) if rejects else ([], [])
+    return spark.createDataFrame(pa.table({"note_id": pa.array(ids, pa.string()),
+                                           "reason": pa.array(reasons, pa.string())}))
+
+
+def _add_counts(summary: RunSummary, counts: dict[str, int]) -> None:
+    for name in (*COUNTS, "rejected"):
+        setattr(summary, name, getattr(summary, name) + counts[name])
+
+
+def _committed(fs: _Fs, name: str) -> bool:
+    """Whether chunk ``name`` is done: both tables committed (``_SUCCESS``) and its counts written after them."""
+    return all(fs.exists(t, name, "_SUCCESS") for t in TABLES) and fs.exists(CHUNKS_DIR, f"{name}.json")
+
+
+def _spread(notes: Any, partitions: int | None, cores: int) -> Any:
+    """The notes over ``partitions`` tasks if asked, else as read unless that leaves cores idle (one gzipped CSV
+    or one Parquet row group is one task): only then the shuffle of a repartition, 3 tasks per core for balance."""
+    if partitions:
+        return notes.repartition(partitions)
+    if notes.rdd.getNumPartitions() < cores:
+        return notes.repartition(3 * cores)
+    return notes

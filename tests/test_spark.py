@@ -109,6 +109,11 @@ def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: 
     for key in COUNTS:
         assert written[key] == tag_summary[key], key
     assert summary.notes == 199 and written["chunks"] == 1
+    # one pass: the counts and the rejects came through the accumulator, the worker figures with them
+    assert json.loads((tmp_path / "spark" / "chunks" / "chunk=00000.json").read_text()) == {
+        key: tag_summary[key] for key in COUNTS}
+    assert 1 <= len(written["workers"]) <= 2
+    assert all(w["process_cpu_seconds"] >= w["cpu_seconds"] > 0 for w in written["workers"].values())
     # the mention text column is the spans' words, as in the JSON Lines
     import pyarrow.dataset as ds
 
@@ -171,6 +176,12 @@ def test_rerun_keeps_committed_chunks_and_redoes_a_killed_one(spark, model_dir: 
     assert (summary["this_run"]["tagged"], summary["this_run"]["skipped_done"]) == (10, 10)
     assert sorted(p.stat().st_mtime_ns for p in (out / "mentions" / "chunk=00000").iterdir()) == kept
     assert read_parquet(out / "mentions") == first
+    # killed after both tables of chunk 1 were committed but before its counts were written: chunk 1 is redone
+    (out / "chunks" / "chunk=00001.json").unlink()
+    run_spark(opt, spark)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["chunks_kept"] == 1 and {k: summary[k] for k in COUNTS} == {k: whole[k] for k in COUNTS}
+    assert (out / "chunks" / "chunk=00001.json").exists() and read_parquet(out / "mentions") == first
     with pytest.raises(ShareNerError, match="holds a run with other settings"):
         run_spark(SparkOptions(str(exports), str(out), model=str(model_dir), include_errors=True), spark)
 
