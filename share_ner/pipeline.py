@@ -20,6 +20,7 @@ from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.clusters import load_clusters
+from share_ner.features.items import model_attributes
 from share_ner.model import FILES, ModelError, ModelInfo, read_model_info, read_terms
 from share_ner.tagger import doc_sequences, make_resources, tag_sequences
 
@@ -78,6 +79,8 @@ class Pipeline:
             tagger.open(str(info.path(FILES.crf)))
         except (OSError, ValueError) as exc:
             raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
+        # Tokens carry only the attributes the model weighs; CRFsuite would skip the others (same tags, less work).
+        resources.features.keep_only(model_attributes(tagger))
         normalizer = None
         if info.has_normalizer:
             from share_ner.normalizer import Normalizer

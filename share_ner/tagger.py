@@ -2,7 +2,7 @@
 
 :func:`train_model` turns notes and gold mentions into a model directory
 (see :mod:`share_ner.model`): each sentence (``share_ner.text.split_sentences``) gets
-its token features (``share_ner.features.document_features``) and its tags
+its token features (``share_ner.features.document_items``: the attributes of ``document_features``) and its tags
 (``share_ner.encoding.encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
 into ``pycrfsuite.Trainer.append`` so no Python copy of the training set is
 kept. CRFsuite's passive-aggressive learner (or L-BFGS with the config's
@@ -32,6 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -43,8 +44,9 @@ from share_ner.config import TaggerConfig
 from share_ner.document import Document, Mention, Sentence, span_past_end
 from share_ner.encoding import decode, encode_report
 from share_ner.errors import ShareNerError
-from share_ner.features import FeatureResources, TermMatcher, document_features
+from share_ner.features import FeatureResources, TermMatcher
 from share_ner.features.clusters import save_clusters
+from share_ner.features.items import add_features, document_items
 from share_ner.features.matcher import term_keys
 from share_ner.model import FILES, write_config, write_terms
 from share_ner.text import split_sentences
@@ -366,19 +368,23 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
 
 
 def doc_sequences(doc: Document, resources: Any, features: Any,
-                  coordination: bool = False) -> list[tuple[Sentence, list[dict]]]:
-    """The non-empty sentences of a note with their per-token feature dicts."""
+                  coordination: bool = False) -> list[tuple[Sentence, list[list[bytes]]]]:
+    """The non-empty sentences of a note with their tokens' CRFsuite attributes
+    (``share_ner.features.items``: the feature dicts' ``key:value`` names, built once per word type)."""
     if not doc.text.strip():
         return []
     sentences = [s for s in split_sentences(doc) if s.tokens]
     if not sentences:
         return []
-    feats = document_features(doc, sentences, resources.features, features)
+    items = document_items(doc, sentences, resources.features, features)
     if coordination and resources.term_matcher is not None:
-        for sentence, f in zip(sentences, feats):
-            coordination_features([t.text for t in sentence.tokens], f, resources.term_matcher,
+        for sentence, seq in zip(sentences, items):
+            extra: defaultdict[int, dict] = defaultdict(dict)  # coordination_features marks few tokens
+            coordination_features([t.text for t in sentence.tokens], extra, resources.term_matcher,  # type: ignore[arg-type]
                                   resources.head_words, resources.first_keys, resources.last_keys)
-    return list(zip(sentences, feats))
+            if extra:
+                add_features(seq, extra, resources.features)
+    return list(zip(sentences, items))
 
 
 def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[dict]]],
