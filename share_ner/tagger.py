@@ -272,6 +272,15 @@ def _word_keys(word: str) -> tuple[str, ...]:
     return tuple(term_keys(word))
 
 
+@lru_cache(maxsize=200_000)
+def _coordination_word(word: str) -> tuple[str, bool, bool, tuple[str, ...]]:
+    """(lower case, a coordinator, a content word, term keys) of a token, for :func:`coordination_features`."""
+    lower = word.lower()
+    coord = lower in COORDINATORS
+    content = not coord and lower not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower)
+    return lower, coord, content, _word_keys(word)
+
+
 def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
                           head_words: frozenset[str] = frozenset(),
                           first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None) -> None:
@@ -290,14 +299,10 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Any,
     n = len(words)
     if n < 3 or matcher is None:
         return
-    lower = [w.lower() for w in words]
-    coord = [w in COORDINATORS for w in lower]
-    if not any(coord):
+    lower, coord, content, keys = zip(*map(_coordination_word, words))
+    if True not in coord:
         return
-    content = [not coord[i] and lower[i] not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower[i])
-               for i in range(n)]
     lookup = matcher.lookup
-    keys = [_word_keys(w) for w in words]
     # Could token i start / end a term? (Unknown key sets: assume it could.)
     starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
     ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]
@@ -399,7 +404,9 @@ def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list
     mentions: list[Mention] = []
     expand = resources is not None and resources.term_matcher is not None and scheme == "biohd"
     for sentence, feats in seqs:
-        tags = tagger.tag(pycrfsuite.ItemSequence(feats))
+        tags = tagger.tag(feats)  # pycrfsuite converts the attribute lists once (an ItemSequence would be copied)
+        if tags.count("O") == len(tags):
+            continue  # most sentences: nothing to decode
         found = decode(sentence, tags, scheme=scheme)
         if expand and found:
             found = drop_lone_fragments(sentence, tags, found, resources)
