@@ -11,7 +11,7 @@ time. Tokens: words and punctuation marks (``share_ner.batch.count_tokens``). Th
 side on the first ``--profile-notes`` notes, by stage (``bench_throughput.profile``).
 
     nice python benchmarks/bench_end_to_end.py --baseline-python OLD_VENV/bin/python \\
-        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--out benchmarks/results/end_to_end.md]
+        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--out benchmarks/results/end_to_end.md]
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, help="SHARE_NER_CACHE of this code (default: a fresh one)")
     ap.add_argument("--notes", type=int, help="only the first N MTSamples notes (quick runs; default all)")
     ap.add_argument("--rounds", type=int, default=2, help="counted rounds, each side alternately (default 2)")
+    ap.add_argument("--warm-up", type=int, default=1, help="uncounted rounds first (default 1: builds the models)")
     ap.add_argument("--profile-notes", type=int, default=300, help="notes profiled per side (0: no profile)")
     ap.add_argument("--work", type=Path, help="work directory (default: a temporary one)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="results file (default benchmarks/results/end_to_end.md)")
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         sides = {args.baseline_name: (args.baseline_python, args.baseline_cache or work / "cache-baseline"),
                  "this code": (sys.executable, args.cache or work / "cache-this")}
         runs: dict = {(side, what): [] for side in sides for what in ("start", "jobs1", "jobs2")}
-        for r in range(args.rounds + 1):
+        for r in range(args.rounds + args.warm_up):
             for side, (python, cache) in sides.items():
                 for what, folder, extra in (("start", one, ()), ("jobs1", notes, ()),
                                             ("jobs2", notes, ("--jobs", "2"))):
@@ -97,9 +98,10 @@ def main(argv: list[str] | None = None) -> int:
                     if what != "start":
                         summary = json.loads((work / "tagged" / "summary.json").read_text())
                         res["mentions"] = summary.get("mentions")
-                    if r:
+                    warm = r < args.warm_up
+                    if not warm:
                         runs[(side, what)].append(res)
-                    print(f"round {r}{' (warm-up)' if not r else ''} {side} {what}: {res['cpu']:.2f} CPU s, "
+                    print(f"round {r}{' (warm-up)' if warm else ''} {side} {what}: {res['cpu']:.2f} CPU s, "
                           f"{res['wall']:.2f} s wall, {res['peak_mb']:.0f} MB", flush=True)
         profiles = {side: run_profile(python, cache, args.profile_notes, notes)
                     for side, (python, cache) in sides.items()} if args.profile_notes else {}
@@ -118,6 +120,7 @@ def report(runs: dict, sides: list, profiles: dict, n_notes: int, tokens: int, s
     old, new = sides
     shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name,
              *(["--notes", str(args.notes)] if args.notes else []), "--rounds", str(args.rounds),
+             *(["--warm-up", str(args.warm_up)] if args.warm_up != 1 else []),
              "--profile-notes", str(args.profile_notes)]
     cmd = " ".join(["nice python benchmarks/bench_end_to_end.py", *map(shlex.quote, shown)])
     lines = [
