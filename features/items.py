@@ -36,7 +36,6 @@ WORD_CACHE_SIZE = 50_000
 _BIAS = b"bias"
 _LEFT_PAD, _RIGHT_PAD = b"<s>", b"</s>"
 _BIGRAM_BEFORE, _BIGRAM_AFTER, _SHAPE_TRIGRAM = b"lw-1|lw:", b"lw|lw+1:", b"ss-1|ss|ss+1:"
-_word_features = getattr(word_features, "__wrapped__", word_features)  # its own lru cache would hold a second copy
 
 
 @lru_cache(maxsize=4096)
@@ -67,7 +66,7 @@ class _Word(NamedTuple):
 
 
 def _word(word: str, resources: FeatureResources, config: FeatureConfig, caseless: bool) -> _Word:
-    b = _word_features(word)
+    b = word_features(word)  # its cache outlives this one's: training builds one FeatureResources per fold
     lower = b.lower.encode()
     sshape = _uncased(b.short_shape) if caseless else b.short_shape
     own: list[bytes] = []
