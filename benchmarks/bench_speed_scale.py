@@ -225,15 +225,37 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def link_notes(work: Path, data: Path, n: int | None) -> Path:
+    """A directory of links to the first ``n`` MTSamples notes (all when None), made once in ``work``."""
+    notes = work / f"notes{n or 'all'}"
+    if not notes.is_dir():
+        notes.mkdir()
+        source = data / "mtsamples" / "raw" / "notes"
+        for path in sorted(source.iterdir())[:n]:
+            (notes / path.name).symlink_to(path.resolve())
+    return notes
+
+
+def time_tag(python: str, notes: Path, out: Path, cache: Path, extra: tuple[str, ...] = ()) -> dict:
+    """Run ``share-ner tag NOTES --out OUT EXTRA`` of ``python``'s venv with ``SHARE_NER_CACHE=cache``: the CPU
+    seconds of the process and its workers, wall seconds, and the peak resident memory of its largest process (MB)."""
+    cmd = [str(Path(python).parent / "share-ner"), "tag", str(notes), "--out", str(out), *extra]
+    shutil.rmtree(out, ignore_errors=True)  # tag refuses to write into a used --out
+    env = dict(os.environ, SHARE_NER_CACHE=str(cache))
+    wall = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    err = proc.stderr.read() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)  # the child's rusage, its reaped workers included
+    wall = time.perf_counter() - wall
+    if os.waitstatus_to_exitcode(status):
+        sys.exit(f"{' '.join(cmd)} failed:\n{err[-2000:]}")
+    return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "peak_mb": usage.ru_maxrss / 1024}
+
+
 def tag_end_to_end(work: Path, sides: dict, meta: dict, args) -> dict:
     """CPU seconds of ``share-ner tag`` (process start to last note written) per side and model, alternately;
     each side with its own cache directory, warmed by a first run that is not counted."""
-    notes = work / f"notes{args.tag_notes}"
-    if not notes.is_dir():
-        notes.mkdir()
-        source = args.data / "mtsamples" / "raw" / "notes"
-        for path in sorted(source.iterdir())[:args.tag_notes]:
-            (notes / path.name).symlink_to(path.resolve())
+    notes = link_notes(work, args.data, args.tag_notes)
     models: dict[str, list[str]] = {"hpo": []}
     if not args.hpo_only:
         large = work / "large_model"
@@ -243,17 +265,9 @@ def tag_end_to_end(work: Path, sides: dict, meta: dict, args) -> dict:
     out: dict = {(side, m): [] for side in sides for m in models}
     for r in range(args.rounds + 1):
         for side, python in sides.items():
-            env = dict(os.environ, SHARE_NER_CACHE=str(work / f"cache-{side.replace(' ', '-')}"))
+            cache = work / f"cache-{side.replace(' ', '-')}"
             for model, extra in models.items():
-                cmd = [str(Path(python).parent / "share-ner"), "tag", str(notes), "--out", str(work / "tagged"),
-                       *extra]
-                shutil.rmtree(work / "tagged", ignore_errors=True)  # tag refuses to write into a used --out
-                before = os.times()
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                if proc.returncode:
-                    sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-                after = os.times()
-                cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+                cpu = time_tag(python, notes, work / "tagged", cache, tuple(extra))["cpu"]
                 if r:
                     out[(side, model)].append(cpu)
                 print(side, model, f"{cpu:.2f}", "(warm-up)" if not r else "", flush=True)

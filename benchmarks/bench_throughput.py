@@ -45,15 +45,17 @@ MIMIC_III_CHARS = 3.8e9
 CORES = 16
 
 # Profile stages: (label, function name, file suffix); each is the cumulative time of that function.
+# Each stage's entry function and the files it lives in: today's layout, then the one before the package split
+# (so that a baseline checkout of older code is profiled by the same stages).
 STAGES = [
-    ("read note files", "_read_note_file", "batch/runner.py"),
-    ("sentences + tokens (scispacy tokenizer)", "split_sentences", "text.py"),
-    ("token features (incl. abbreviations)", "doc_sequences", "tagging/crf.py"),  # minus split_sentences, below
-    ("  of which abbreviation detection", "note_abbreviations", "extract.py"),
-    ("CRF tagging + decoding", "tag_sequences", "tagging/crf.py"),
-    ("normalization (CUIs)", "decide_many", "linking/normalizer.py"),  # one note at a time or a batch of notes
-    ("write outputs", "write_annotations", "__init__.py"),
-    ("token counting (batch)", "count_tokens", "batch/annotate.py"),
+    ("read note files", "_read_note_file", ("batch/runner.py", "batch.py")),
+    ("sentences + tokens (scispacy tokenizer)", "split_sentences", ("text.py",)),
+    ("token features (incl. abbreviations)", "doc_sequences", ("tagging/crf.py", "tagger.py")),  # minus split_sentences
+    ("  of which abbreviation detection", "note_abbreviations", ("extract.py",)),
+    ("CRF tagging + decoding", "tag_sequences", ("tagging/crf.py", "tagger.py")),
+    ("normalization (CUIs)", "decide_many", ("linking/normalizer.py", "normalizer.py")),  # one note or a batch
+    ("write outputs", "write_annotations", ("__init__.py",)),
+    ("token counting (batch)", "count_tokens", ("batch/annotate.py", "batch.py")),
 ]
 NESTED = {"  of which abbreviation detection"}
 
@@ -192,8 +194,11 @@ def resolve_model(arg: str | None) -> tuple[str, str]:
 
 
 def profile(model: str, notes: Path, n: int) -> tuple[float, list[tuple[str, float]]]:
-    from share_ner.batch.annotate import load_annotator
-    from share_ner.batch.runner import BatchOptions, run_batch
+    try:
+        from share_ner.batch.annotate import load_annotator
+        from share_ner.batch.runner import BatchOptions, run_batch
+    except ImportError:  # a baseline checkout from before the package split
+        from share_ner.batch import BatchOptions, load_annotator, run_batch  # type: ignore[no-redef]
 
     annotate = load_annotator(model)  # start-up is measured apart
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,6 +29,15 @@ def _word_keys(word: str) -> tuple[str, ...]:
     return tuple(term_keys(word))
 
 
+@lru_cache(maxsize=200_000)
+def _coordination_word(word: str) -> tuple[str, bool, bool, tuple[str, ...]]:
+    """(lower case, a coordinator, a content word, term keys) of a token, for :func:`coordination_features`."""
+    lower = word.lower()
+    coord = lower in COORDINATORS
+    content = not coord and lower not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower)
+    return lower, coord, content, _word_keys(word)
+
+
 def coordination_features(words: Sequence[str], feats: list[dict], matcher: TermMatcher,
                           head_words: frozenset[str] = frozenset(),
                           first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None) -> None:
@@ -47,14 +56,10 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
     n = len(words)
     if n < 3 or matcher is None:
         return
-    lower = [w.lower() for w in words]
-    coord = [w in COORDINATORS for w in lower]
-    if not any(coord):
+    lower, coord, content, keys = zip(*map(_coordination_word, words))
+    if True not in coord:
         return
-    content = [not coord[i] and lower[i] not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower[i])
-               for i in range(n)]
     lookup = matcher.lookup
-    keys = [_word_keys(w) for w in words]
     # Could token i start / end a term? (Unknown key sets: assume it could.)
     starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
     ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]

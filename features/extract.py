@@ -47,6 +47,10 @@ class FeatureResources:
     _abbreviation_folded: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
     _abbreviation_lex: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
     _by_word: dict[str, tuple] = field(init=False, repr=False, compare=False)
+    # Per feature config, each word type's CRFsuite attributes (share_ner.features.items), built as met.
+    _items: dict[Any, dict[str, tuple]] = field(init=False, repr=False, compare=False)
+    # The attributes a loaded CRF model has weights for (None: all, as in training); see keep_only.
+    _known: frozenset[bytes] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Parse cluster ids and abbreviation entries once, not once per token.
@@ -71,6 +75,14 @@ class FeatureResources:
         object.__setattr__(self, "_abbreviation_folded", folded)
         object.__setattr__(self, "_abbreviation_lex", lex_types)
         object.__setattr__(self, "_by_word", {})
+        object.__setattr__(self, "_items", {})
+        object.__setattr__(self, "_known", None)
+
+    def keep_only(self, attributes: frozenset[bytes] | None) -> None:
+        """Build attribute lists (:mod:`share_ner.features.items`) with only these attributes: those a model has
+        weights for. CRFsuite skips every other attribute when tagging, so the tags are the same."""
+        object.__setattr__(self, "_known", attributes)
+        self._items.clear()
 
     @classmethod
     def build(
@@ -92,8 +104,8 @@ class FeatureResources:
         return cls(matcher, clusters, abbreviations)
 
     def __getstate__(self) -> dict[str, Any]:
-        # The per-word cache is rebuilt on use; workers need not receive it.
-        return {**self.__dict__, "_by_word": {}}
+        # The per-word caches are rebuilt on use; workers need not receive them.
+        return {**self.__dict__, "_by_word": {}, "_items": {}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -252,20 +264,8 @@ def sentence_features(
         _position_features(sentence, feats, text)
 
     if config.lexicon and resources.term_matcher is not None:
-        for m in resources.term_matcher.find(words):
-            for i in range(m.start, m.end):
-                tag = "B" if i == m.start else "I"
-                f = feats[i]
-                f["lex"] = tag
-                for semtype in m.semtypes:
-                    if semtype:
-                        f[f"lex.type={tag}-{semtype}"] = 1.0
-                if config.window:
-                    if i > 0:
-                        feats[i - 1]["+1:lex"] = tag
-                    if i + 1 < n:
-                        feats[i + 1]["-1:lex"] = tag
-            feats[m.end - 1]["lex.last"] = 1.0
+        for i, key, value in lexicon_marks(resources.term_matcher.find(words), n, config.window):
+            feats[i][key] = value
 
     if config.abbreviation:
         note = abbreviations
@@ -296,26 +296,49 @@ def sentence_features(
 
 
 def _position_features(sentence: Sentence, feats: list[FeatureDict], text: str | None) -> None:
+    for f, names in zip(feats, position_names(sentence, text)):
+        for name in names:
+            key, colon, value = name.decode().partition(":")
+            f[key] = value if colon else 1.0
+
+
+_BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AFTER_COLON = (
+    b"BOS", b"EOS", b"line_first", b"bullet", b"after_bullet", b"after_colon")
+_IDX = tuple(f"idx:{_index_bucket(i)}".encode() for i in range(10))
+_IDX_LAST = f"idx:{_index_bucket(10)}".encode()
+
+
+def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:
+    """The position features of each token of ``sentence`` as CRFsuite attribute names (``idx:3-4``,
+    ``line_first``...), in the order they are set; :func:`sentence_features` turns them into dict entries."""
     tokens = sentence.tokens
     n = len(tokens)
-    feats[0]["BOS"] = 1.0
-    feats[-1]["EOS"] = 1.0
+    out = [[_IDX[i]] for i in range(min(n, 10))] + [[_IDX_LAST] for _ in range(n - 10)]
+    out[-1].insert(0, _EOS)
+    out[0].insert(0, _BOS)
+    if text is None:
+        lines, quiet = False, False
+    else:
+        span = text[tokens[0].start : tokens[-1].end]
+        # No token holds a line break: without one in the sentence's span, only its first token can start a line,
+        # and without a colon nothing past the first tokens of a line changes.
+        lines = "\n" in span or "\r" in span
+        quiet = not lines and ":" not in span
     line_index = 0  # index of the token within its line
     after_colon = False
     bullet_line = False
     for i, tok in enumerate(tokens):
-        f = feats[i]
-        f["idx"] = _index_bucket(i)
+        f = out[i]
         if i == 0:
             if text is None:
                 first = True
             else:
                 line_start = max(text.rfind("\n", 0, tok.start), text.rfind("\r", 0, tok.start)) + 1
                 first = not text[line_start : tok.start].strip()
-        elif text is None:
+        elif not lines:
             first = False
         else:
-            gap = text[tokens[i - 1].end : tok.start]
+            gap = text[tokens[i - 1].end : tok.start]  # type: ignore[index]
             first = "\n" in gap or "\r" in gap
         if first:
             line_index = 0
@@ -325,23 +348,47 @@ def _position_features(sentence: Sentence, feats: list[FeatureDict], text: str |
             line_index += 1
         word = tok.text
         if line_index == 0:
-            f["line_first"] = 1.0
+            f.append(_LINE_FIRST)
             if word in _BULLETS or (word[:-1].isdigit() and word[-1:] in ".)" and len(word) <= 3):
                 bullet_line = True
-                f["bullet"] = 1.0
+                f.append(_BULLET)
             elif word.isdigit() and len(word) <= 2 and i + 1 < n and tokens[i + 1].text in (".", ")"):
                 bullet_line = True
-                f["bullet"] = 1.0
+                f.append(_BULLET)
         elif bullet_line:
             if line_index == 1 and word in (".", ")"):
-                f["bullet"] = 1.0
+                f.append(_BULLET)
             else:
-                f["after_bullet"] = 1.0
+                f.append(_AFTER_BULLET)
                 bullet_line = False
         if after_colon:
-            f["after_colon"] = 1.0
+            f.append(_AFTER_COLON)
         if word == ":":
             after_colon = True
+        if quiet and not bullet_line:
+            break  # the other tokens have their index only
+    return out
+
+
+def lexicon_marks(matches: Sequence[Any], n: int, window: bool) -> list[tuple[int, str, "str | float"]]:
+    """The lexicon features of a sentence of ``n`` tokens with term ``matches``, as ``(token, key, value)`` in
+    the order they are set (no key is set twice for a token)."""
+    out: list[tuple[int, str, str | float]] = []
+    add = out.append
+    for m in matches:
+        for i in range(m.start, m.end):
+            tag = "B" if i == m.start else "I"
+            add((i, "lex", tag))
+            for semtype in m.semtypes:
+                if semtype:
+                    add((i, f"lex.type={tag}-{semtype}", 1.0))
+            if window:
+                if i > 0:
+                    add((i - 1, "+1:lex", tag))
+                if i + 1 < n:
+                    add((i + 1, "-1:lex", tag))
+        add((m.end - 1, "lex.last", 1.0))
+    return out
 
 
 def document_features(

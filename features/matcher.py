@@ -126,17 +126,13 @@ class TermMatcher:
         end a match.
         """
         # Flatten the tokens into word keys, remembering which token each key came from.
-        keys: list[str] = []
-        owner: list[int] = []
-        first: list[bool] = []
-        for i, word in enumerate(words):
-            for j, part in enumerate(_token_keys(word)):
-                keys.append(part)
-                owner.append(i)
-                first.append(j == 0)
+        parts = list(map(_token_keys, words))
+        keys = [key for ks in parts for key in ks]
+        owner = [i for i, ks in enumerate(parts) for _ in ks]
+        first = [j == 0 for ks in parts for j in range(len(ks))]
         n = len(keys)
-        matches: list[Match] = []
         trie = self._trie
+        matches: list[Match] = []
         k = 0
         while k < n:
             best_end = -1

@@ -6,16 +6,17 @@ weights); :meth:`CrfTagger.tag` gives a note's mentions, all ``CUI-less`` (Task 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Sequence
 
 import pycrfsuite
 
 from share_ner.document import Document, Mention, Sentence
 from share_ner.errors import ShareNerError
-from share_ner.features import document_features
 from share_ner.features.clusters import load_clusters
 from share_ner.features.config import FeatureConfig
 from share_ner.features.coordination import coordination_features
+from share_ner.features.items import add_features, document_items, model_attributes
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
@@ -25,22 +26,26 @@ from share_ner.text import split_sentences
 
 
 def doc_sequences(doc: Document, resources: TaggerResources, features: FeatureConfig,
-                  coordination: bool = False) -> list[tuple[Sentence, list[dict]]]:
-    """The non-empty sentences of a note with their per-token feature dicts."""
+                  coordination: bool = False) -> list[tuple[Sentence, list[list[bytes]]]]:
+    """The non-empty sentences of a note with their tokens' CRFsuite attributes
+    (``share_ner.features.items``: the feature dicts' ``key:value`` names, built once per word type)."""
     if not doc.text.strip():
         return []
     sentences = [s for s in split_sentences(doc) if s.tokens]
     if not sentences:
         return []
-    feats = document_features(doc, sentences, resources.features, features)
+    items = document_items(doc, sentences, resources.features, features)
     if coordination and resources.term_matcher is not None:
-        for sentence, f in zip(sentences, feats):
-            coordination_features([t.text for t in sentence.tokens], f, resources.term_matcher,
+        for sentence, seq in zip(sentences, items):
+            extra: defaultdict[int, dict] = defaultdict(dict)  # coordination_features marks few tokens
+            coordination_features([t.text for t in sentence.tokens], extra, resources.term_matcher,  # type: ignore[arg-type]
                                   resources.head_words, resources.first_keys, resources.last_keys)
-    return list(zip(sentences, feats))
+            if extra:
+                add_features(seq, extra, resources.features)
+    return list(zip(sentences, items))
 
 
-def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[dict]]],
+def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[list[bytes]]]],
                   scheme: str, resources: TaggerResources | None = None,
                   brackets: bool = False) -> list[Mention]:
     """CRF tags for each sentence, decoded into CUI-less mentions.
@@ -52,7 +57,9 @@ def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list
     mentions: list[Mention] = []
     expand = resources is not None and resources.term_matcher is not None and scheme == "biohd"
     for sentence, feats in seqs:
-        tags = tagger.tag(pycrfsuite.ItemSequence(feats))
+        tags = tagger.tag(feats)  # pycrfsuite converts the attribute lists once (an ItemSequence would be copied)
+        if tags.count("O") == len(tags):
+            continue  # most sentences: nothing to decode
         found = decode(sentence, tags, scheme=scheme)
         if expand and found:
             found = drop_lone_fragments(sentence, tags, found, resources)
@@ -93,6 +100,8 @@ class CrfTagger:
             tagger.open(str(info.path(FILES.crf)))
         except (OSError, ValueError) as exc:
             raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
+        # Tokens carry only the attributes the model weighs; CRFsuite would skip the others (same tags, less work).
+        resources.features.keep_only(model_attributes(tagger))
         return cls(config, tagger, resources)
 
     def tag(self, doc: Document) -> list[Mention]:

@@ -2,7 +2,7 @@
 
 :func:`train_tagger` writes the tagger's part of a model directory (see :mod:`share_ner.model`;
 :func:`share_ner.training.train_model` adds the normalizer and ``config.json``): each sentence
-(``share_ner.text.split_sentences``) gets its token features (``share_ner.features.document_features``) and its tags
+(``share_ner.text.split_sentences``) gets its token features (``share_ner.features.document_items``: the attributes of ``document_features``) and its tags
 (``share_ner.tagging.scheme.encode_report``, scheme B/I/O/DB/DI/HB/HI or BIO), and is streamed straight
 into ``pycrfsuite.Trainer.append`` so no Python copy of the training set is
 kept. CRFsuite's passive-aggressive learner (or L-BFGS with the config's

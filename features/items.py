@@ -1,0 +1,244 @@
+"""CRFsuite attribute lists of a note's tokens: the features of :mod:`share_ner.features.extract`, built for tagging.
+
+:func:`share_ner.features.extract.sentence_features` gives one dict per token; CRFsuite turns each entry into an
+attribute named ``key:value`` (a string value) or ``key`` (weight 1.0, the only weight the features use). This
+module builds those attribute names directly, as UTF-8 bytes in the same order, so that pycrfsuite has nothing to
+convert and no dict is made per token: what depends on the word alone (word, affixes, shape, the strings the
+word gives its neighbours' window features, abbreviation-list and cluster features) is built once per distinct
+string per run (a bounded cache) and reused; only what depends on the sentence (conjunctions, section, position,
+lexicon matches, in-note abbreviations) is built per token. The attributes, and their order within a token, are
+those of the dicts (``tests/test_feature_items.py`` compares the two), so a model trained on either is the same.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Mapping, NamedTuple, Sequence
+
+from share_ner.document import Document, Sentence
+from share_ner.features.config import FeatureConfig
+from share_ner.features.extract import (
+    _CASE_KEYS,
+    EMPTY_RESOURCES,
+    FeatureResources,
+    NoteAbbreviations,
+    _all_capitals,
+    _uncased,
+    lexicon_marks,
+    note_abbreviations,
+    position_names,
+)
+from share_ner.features.tokens import word_features
+
+Items = list[list[bytes]]  # one list of attribute names per token
+# Distinct strings whose attributes are kept; past this the cache starts afresh (bounded memory, ~2 kB a word).
+WORD_CACHE_SIZE = 50_000
+_BIAS = b"bias"
+_LEFT_PAD, _RIGHT_PAD = b"<s>", b"</s>"
+_BIGRAM_BEFORE, _BIGRAM_AFTER, _SHAPE_TRIGRAM = b"lw-1|lw:", b"lw|lw+1:", b"ss-1|ss|ss+1:"
+
+
+@lru_cache(maxsize=4096)
+def attribute_name(key: str, value: "str | float") -> bytes:
+    """The CRFsuite attribute pycrfsuite makes of the feature ``key: value`` (``key:value``, or ``key`` for 1.0)."""
+    if isinstance(value, str):
+        return f"{key}:{value}".encode()
+    if value != 1.0:
+        raise ValueError(f"feature {key!r} has weight {value!r}; attribute lists carry weight 1.0 only")
+    return key.encode()
+
+
+def _names(features: Mapping[str, "str | float"]) -> tuple[bytes, ...]:
+    return tuple(attribute_name(k, v) if not isinstance(v, str) else f"{k}:{v}".encode() for k, v in features.items())
+
+
+class _Word(NamedTuple):
+    """The attributes of one word type under one feature config (and sentence case)."""
+
+    lower: bytes
+    sshape: bytes
+    own: tuple[bytes, ...]  # word, affix and shape attributes
+    left: tuple[tuple[bytes, ...], ...]  # [d - 1]: what the token d places to the right gets (-d:lw, -d:ss)
+    right: tuple[tuple[bytes, ...], ...]  # [d - 1]: what the token d places to the left gets (+d:lw, +d:ss)
+    abbreviation: tuple[bytes, ...]  # from the clinical abbreviation list
+    clusters: tuple[bytes, ...]
+    tail: tuple[bytes, ...]  # abbreviation + clusters: what follows the lexicon features when the note defines none
+
+
+def _word(word: str, resources: FeatureResources, config: FeatureConfig, caseless: bool) -> _Word:
+    b = word_features(word)  # its cache outlives this one's: training builds one FeatureResources per fold
+    lower = b.lower.encode()
+    sshape = _uncased(b.short_shape) if caseless else b.short_shape
+    own: list[bytes] = []
+    if config.word:
+        own.extend(_names({"lw": b.lower} if caseless else b.word))
+    if config.affix:
+        own.extend(_names(b.affix))
+    if config.shape:
+        if caseless:
+            own.extend(_names({k: v for k, v in b.shape.items() if k not in _CASE_KEYS}))
+            own.extend(_names({"shape": _uncased(b.shape["shape"]), "sshape": sshape}))
+        else:
+            own.extend(_names(b.shape))
+    ss = sshape.encode()
+    sizes = range(1, (config.window_size if config.window else 0) + 1)
+    left = tuple((b"-%d:lw:" % d + lower, b"-%d:ss:" % d + ss) for d in sizes)
+    right = tuple((b"+%d:lw:" % d + lower, b"+%d:ss:" % d + ss) for d in sizes)
+    abbreviation: tuple[bytes, ...] = ()
+    if config.abbreviation and resources.abbreviations:
+        extra = resources.abbreviation_features(word)
+        if extra:
+            abbreviation = _names(extra)
+            lex = resources.abbreviation_lexicon_features(word)
+            if lex and config.lexicon:
+                abbreviation += _names(lex)
+    clusters: tuple[bytes, ...] = ()
+    if config.clusters and resources.clusters:
+        cl = resources.cluster_features(word)
+        if cl:
+            clusters = _names(cl)
+    known = resources._known
+    if known is not None:  # what the model has no weight for, CRFsuite would skip
+        own = [a for a in own if a in known]
+        left = tuple(tuple(a for a in pair if a in known) for pair in left)
+        right = tuple(tuple(a for a in pair if a in known) for pair in right)
+        abbreviation = tuple(a for a in abbreviation if a in known)
+        clusters = tuple(a for a in clusters if a in known)
+    return _Word(lower, ss, tuple(own), left, right, abbreviation, clusters, abbreviation + clusters)
+
+
+def _edge(size: int) -> _Word:
+    """A stand-in for the words beyond the sentence's ends: it gives its neighbours no window features."""
+    none = ((),) * size
+    return _Word(b"", b"", (), none, none, (), (), ())
+
+
+def _words(words: Sequence[str], resources: FeatureResources, config: FeatureConfig, caseless: bool) -> list[_Word]:
+    key = (config, caseless)
+    table = resources._items.get(key)
+    if table is None:
+        table = resources._items[key] = {}
+    out = []
+    for w in words:
+        entry = table.get(w)
+        if entry is None:
+            if len(table) >= WORD_CACHE_SIZE:
+                table.clear()
+            entry = table[w] = _word(w, resources, config, caseless)
+        out.append(entry)
+    return out
+
+
+def sentence_items(
+    sentence: Sentence,
+    resources: FeatureResources = EMPTY_RESOURCES,
+    config: FeatureConfig = FeatureConfig(),
+    text: str | None = None,
+    abbreviations: NoteAbbreviations | None = None,
+) -> Items:
+    """The CRFsuite attributes of each token of ``sentence``: those of :func:`sentence_features`' dicts, in order.
+
+    One pass over the tokens; each token's list is, in order: bias, word/affix/shape, window (-1, +1, -2, +2 ...),
+    conjunctions, section, position, lexicon, abbreviation list, in-note abbreviations, clusters.
+    """
+    tokens = sentence.tokens
+    n = len(tokens)
+    if n == 0:
+        return []
+    words = [t.text for t in tokens]
+    caseless = config.caseless_capitals and _all_capitals(words)
+    entries = _words(words, resources, config, caseless)
+    size = config.window_size if config.window else 0
+    around = [_edge(size)] * size
+    around = around + entries + around
+    conjunctions = config.conjunctions
+    if conjunctions:
+        lower = [_LEFT_PAD, *(e.lower for e in entries), _RIGHT_PAD]
+        shape = [_LEFT_PAD, *(e.sshape for e in entries), _RIGHT_PAD]
+        pairs = [lower[k] + b"|" + lower[k + 1] for k in range(n + 1)]
+        triples = [shape[k] + b"|" + shape[k + 1] + b"|" + shape[k + 2] for k in range(n)]
+    known = resources._known
+    section = attribute_name("sec", sentence.section or "-") if config.section else None
+    if known is not None and section not in known:
+        section = None
+    position = position_names(sentence, text) if config.position else None
+    if known is not None and position is not None:
+        position = [[a for a in names if a in known] for names in position]
+    lexicon: dict[int, list[bytes]] = {}
+    if config.lexicon and resources.term_matcher is not None:
+        for i, key, value in lexicon_marks(resources.term_matcher.find(words), n, config.window):
+            name = attribute_name(key, value)
+            if known is None or name in known:
+                lexicon.setdefault(i, []).append(name)
+    note = abbreviations if config.abbreviation and abbreviations is not None and abbreviations.short_forms else None
+
+    items: Items = []
+    for i, e in enumerate(entries):
+        if size == 2:
+            item = [_BIAS, *e.own, *around[i + 1].left[0], *around[i + 3].right[0], *around[i].left[1],
+                    *around[i + 4].right[1]]
+        else:
+            item = [_BIAS, *e.own]
+            for d in range(size):
+                item += around[i + size - d - 1].left[d]
+                item += around[i + size + d + 1].right[d]
+        if conjunctions:
+            if known is None:
+                item += (_BIGRAM_BEFORE + pairs[i], _BIGRAM_AFTER + pairs[i + 1], _SHAPE_TRIGRAM + triples[i])
+            else:
+                item += [a for a in (_BIGRAM_BEFORE + pairs[i], _BIGRAM_AFTER + pairs[i + 1],
+                                     _SHAPE_TRIGRAM + triples[i]) if a in known]
+        if section is not None:
+            item.append(section)
+        if position is not None:
+            item += position[i]
+        if lexicon and i in lexicon:
+            item += lexicon[i]
+        if note is None:
+            if e.tail:
+                item += e.tail
+        else:
+            item += e.abbreviation
+            marks = []
+            word = words[i]
+            if word in note.short_forms:
+                marks.append(b"abbr.defined")
+                for semtype in note.short_form_types.get(word, ()):
+                    marks.append(attribute_name(f"abbr.def_lex={semtype or 'term'}", 1.0))
+            tag = note.long_form_starts.get(tokens[i].start)
+            if tag is not None:
+                marks.append(attribute_name("abbr.long", tag))
+            item += marks if known is None else [a for a in marks if a in known]
+            item += e.clusters
+        items.append(item)
+    return items
+
+
+def add_features(items: Items, extra: Mapping[int, Mapping[str, "str | float"]],
+                 resources: FeatureResources = EMPTY_RESOURCES) -> None:
+    """Append feature dicts made after extraction (``{token index: {key: value}}``) to those tokens' attributes
+    (only those ``resources`` keep, see :meth:`FeatureResources.keep_only`)."""
+    known = resources._known
+    for i, features in extra.items():
+        if features:
+            names = [attribute_name(k, v) for k, v in features.items()]
+            items[i] += names if known is None else [a for a in names if a in known]
+
+
+def model_attributes(tagger: Any) -> frozenset[bytes]:
+    """The attributes an open ``pycrfsuite.Tagger``'s model has weights for (what
+    :meth:`FeatureResources.keep_only` takes)."""
+    return frozenset(attr.encode() for attr, _ in tagger.info().state_features)
+
+
+def document_items(
+    doc: Document,
+    sentences: Sequence[Sentence],
+    resources: FeatureResources = EMPTY_RESOURCES,
+    config: FeatureConfig = FeatureConfig(),
+) -> list[Items]:
+    """:func:`sentence_items` of every sentence of ``doc`` (what :func:`document_features` gives, as attributes)."""
+    abbreviations = None
+    if config.abbreviation:
+        abbreviations = note_abbreviations(doc.text, resources.term_matcher if config.lexicon else None)
+    return [sentence_items(s, resources, config, doc.text, abbreviations) for s in sentences]
