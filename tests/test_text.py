@@ -156,3 +156,25 @@ def test_extra_splits_where_gold_boundaries_fall():
         "MI", "/", "CHF", "non", "-", "smoker", "flu", "-", "like", "arthritis", "(", "knee",
     ]
     assert [t.text for t in tokenize(text, extra_splits=False)][:3] == ["second-", "or", "third-degree"]
+
+
+def test_a_special_case_that_may_join_two_chunks_sends_the_note_to_one_spacy_call(monkeypatch):
+    import share_ner.text as text_module
+
+    calls = []
+    real = text_module._tokenize_whole
+    monkeypatch.setattr(text_module, "_tokenize_whole", lambda *a: calls.append(a[0]) or real(*a))
+    assert [t.text for t in tokenize("Seen by Dr . Smith")] == ["Seen", "by", "Dr", ".", "Smith"]
+    assert calls == ["Seen by Dr . Smith"]  # "Dr" "." is a pattern of spaCy's special-case matcher
+    assert [t.text for t in tokenize("Seen by Dr. Smith")] == ["Seen", "by", "Dr.", "Smith"]
+    assert len(calls) == 1  # chunk by chunk
+
+
+def test_the_chunk_memo_starts_afresh_when_full_with_the_same_tokens(monkeypatch):
+    import share_ner.text as text_module
+
+    text = "History of CHF (congestive heart failure), h/o MI.\nSeen 3/12/2020."
+    before = tokenize(text)
+    monkeypatch.setattr(text_module, "_MEMO_LIMIT", 3)
+    assert tokenize(text) == before  # the memo was full: a new one is filled
+    assert len(text_module._memo) <= 12 and tokenize(text) == before
