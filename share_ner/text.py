@@ -47,23 +47,38 @@ _ATTRS: list[int] = []  # spaCy's IDX, LENGTH, IS_SPACE attribute ids, set with 
 _lock = threading.Lock()
 
 
+def _english() -> Any:
+    """What ``combined_rule_tokenizer`` reads of ``spacy.blank("en")``: its vocab, defaults and token_match.
+
+    ``spacy.blank`` would also resolve a pipeline config and build English's own tokenizer (all of its special
+    cases), which the rule tokenizer then replaces.
+    """
+    from types import SimpleNamespace
+
+    from spacy.lang.en import English
+    from spacy.vocab import create_vocab
+
+    defaults = English.Defaults
+    return SimpleNamespace(
+        vocab=create_vocab("en", defaults), Defaults=defaults, tokenizer=SimpleNamespace(token_match=defaults.token_match)
+    )
+
+
 def get_tokenizer() -> Any:
-    """The process-wide scispacy rule tokenizer (built on first use, ~0.3 s)."""
+    """The process-wide scispacy rule tokenizer (built on first use)."""
     global _tokenizer
     if _tokenizer is None:
         with _lock:
             if _tokenizer is None:
-                import spacy
                 from scispacy.custom_tokenizer import combined_rule_tokenizer
                 from spacy.attrs import IDX, IS_SPACE, LENGTH
 
                 _ATTRS[:] = [IDX, LENGTH, IS_SPACE]
 
-                nlp = spacy.blank("en")
                 with warnings.catch_warnings():
                     # scispacy's regexes trigger a harmless FutureWarning in re.
                     warnings.simplefilter("ignore", FutureWarning)
-                    tokenizer = combined_rule_tokenizer(nlp)
+                    tokenizer = combined_rule_tokenizer(_english())
                 pairs = _straddle_pairs(tokenizer)
                 _STRADDLE.update(pairs)
                 _STRADDLE_LEFT.update(a for a, _ in pairs)

@@ -178,3 +178,20 @@ def test_the_chunk_memo_starts_afresh_when_full_with_the_same_tokens(monkeypatch
     monkeypatch.setattr(text_module, "_MEMO_LIMIT", 3)
     assert tokenize(text) == before  # the memo was full: a new one is filled
     assert len(text_module._memo) <= 12 and tokenize(text) == before
+
+
+def test_the_rule_tokenizer_is_scispacys_on_a_blank_english_pipeline():
+    import warnings
+
+    import spacy
+    from scispacy.custom_tokenizer import combined_rule_tokenizer
+
+    from share_ner.text import get_tokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        reference = combined_rule_tokenizer(spacy.blank("en"))
+    ours = get_tokenizer()
+    assert ours.rules == reference.rules and ours.token_match == reference.token_match
+    text = "Pt's h/o CHF (EF 35%), s/p CABG x3 on 3/12/2020; BP 120/80 mmHg, 2.5mg q.d. e.g. Dr. A's 10a.m. :) \n\t x"
+    assert [(t.text, t.idx, t.is_space) for t in ours(text)] == [(t.text, t.idx, t.is_space) for t in reference(text)]
