@@ -48,19 +48,23 @@ _lock = threading.Lock()
 
 
 def _english() -> Any:
-    """What ``combined_rule_tokenizer`` reads of ``spacy.blank("en")``: its vocab, defaults and token_match.
+    """What ``combined_rule_tokenizer`` reads of ``spacy.blank("en")``: a vocab, English's defaults, its token_match.
 
     ``spacy.blank`` would also resolve a pipeline config and build English's own tokenizer (all of its special
-    cases), which the rule tokenizer then replaces.
+    cases), which the rule tokenizer then replaces. The vocab computes only IS_SPACE for a new word (the one
+    attribute read here; boundaries do not depend on the others), not English's shape, norm and stop-word getters.
     """
     from types import SimpleNamespace
 
+    from spacy.attrs import IS_SPACE
     from spacy.lang.en import English
-    from spacy.vocab import create_vocab
+    from spacy.vocab import Vocab
 
     defaults = English.Defaults
     return SimpleNamespace(
-        vocab=create_vocab("en", defaults), Defaults=defaults, tokenizer=SimpleNamespace(token_match=defaults.token_match)
+        vocab=Vocab(lex_attr_getters={IS_SPACE: str.isspace}),
+        Defaults=defaults,
+        tokenizer=SimpleNamespace(token_match=defaults.token_match),
     )
 
 
@@ -222,48 +226,65 @@ def _learn(chunks: list[str], memo: dict[str, Any]) -> None:
     (start, end, text) relative to the chunk, with a fourth field may_be_initial when ``initials``; head/tail are the
     chunk's first/last spaCy token when it can be part of a straddling special case (else None).
     """
-    # "\n" between chunks is a token of its own for spaCy, so no special case can run across two of them.
-    rows = get_tokenizer()("\n".join(chunks)).to_array(_ATTRS).tolist()
-    spans: list[list[tuple[int, int]]] = [[] for _ in chunks]
-    k = 0
+    # "\n" between chunks is a token of its own for spaCy, so no special case can run across two of them; and the
+    # extra splits look at whitespace or the string's ends alike, so they run once over the joined chunks.
+    joined = "\n".join(chunks)
+    rows = get_tokenizer()(joined).to_array(_ATTRS).tolist()
+    cuts = [m.start() for m in _EXTRA_SPLIT.finditer(joined)]
+    cuts.append(len(joined))
+    j = 0  # first cut not before the current token
+    k = -1
+    c = ""
     off = 0
-    end = len(chunks[0])
+    end = -1  # end of chunk k in joined
+    pieces: list[tuple[int, int, str, bool]] = []
+    first = ""
+    last = ""
     for s, n, space in rows:
         if space:
             continue
-        while s >= end:
+        if s >= end:
+            if k >= 0:
+                _store(memo, c, pieces, first, last)
             k += 1
+            c = chunks[k]
             off = end + 1
-            end = off + len(chunks[k])
-        spans[k].append((s - off, s - off + n))
-    for c, toks in zip(chunks, spans):
-        cuts = [m.start() for m in _EXTRA_SPLIT.finditer(c)]
-        pieces: list[tuple[int, int, str, bool]] = []
-        for a, b in toks:
-            inside = [x for x in cuts if a <= x < b] if cuts and b - a > 1 else ()
-            if inside:
-                pos = a
-                for x in inside:
-                    if x > pos:
-                        pieces.append((pos, x, c[pos:x], False))
-                    pieces.append((x, x + 1, c[x], False))
-                    pos = x + 1
-                if pos < b:
-                    pieces.append((pos, b, c[pos:b], False))
-            else:
-                # "A." may be a letter and a sentence end (decided on the note's text, see _tokenize_chunks);
-                # a masked placeholder's "X" stands for any character.
-                initial = b - a == 2 and c[a + 1] in ".X" and c[a].isupper()
-                pieces.append((a, b, c[a:b], initial))
-        head = c[toks[0][0] : toks[0][1]]
-        tail = c[toks[-1][0] : toks[-1][1]]
-        head = head if head in _STRADDLE_RIGHT else None
-        tail = tail if tail in _STRADDLE_LEFT else None
-        initials = any(p[3] for p in pieces)
-        if len(pieces) == 1 and not initials and head is None and tail is None:
-            memo[c] = c
+            end = off + len(c)
+            pieces = []
+            first = joined[s : s + n]
+        e = s + n
+        last = joined[s:e]
+        while cuts[j] < s:
+            j += 1
+        a = s - off
+        if cuts[j] < e and n > 1:
+            pos = s
+            while cuts[j] < e:
+                x = cuts[j]
+                if x > pos:
+                    pieces.append((pos - off, x - off, joined[pos:x], False))
+                pieces.append((x - off, x + 1 - off, joined[x], False))
+                pos = x + 1
+                j += 1
+            if pos < e:
+                pieces.append((pos - off, e - off, joined[pos:e], False))
         else:
-            memo[c] = (tuple(pieces) if initials else tuple(p[:3] for p in pieces), head, tail, initials)
+            # "A." may be a letter and a sentence end (decided on the note's text, see _tokenize_chunks);
+            # a masked placeholder's "X" stands for any character.
+            initial = n == 2 and joined[s + 1] in ".X" and joined[s].isupper()
+            pieces.append((a, a + n, last, initial))
+    _store(memo, c, pieces, first, last)
+
+
+def _store(memo: dict[str, Any], chunk: str, pieces: list[tuple[int, int, str, bool]], first: str, last: str) -> None:
+    """The memo entry of ``chunk`` (see :func:`_learn`); ``first``/``last``: its first and last spaCy token."""
+    head = first if first in _STRADDLE_RIGHT else None
+    tail = last if last in _STRADDLE_LEFT else None
+    initials = any(p[3] for p in pieces)
+    if len(pieces) == 1 and not initials and head is None and tail is None:
+        memo[chunk] = chunk
+    else:
+        memo[chunk] = (tuple(pieces) if initials else tuple(p[:3] for p in pieces), head, tail, initials)
 
 
 def _tokenize_chunks(text: str, masked: str) -> list[Token] | None:
@@ -500,7 +521,7 @@ def split_sentences(doc: Document) -> list[Sentence]:
     section = ""
     first = 0  # index of the current sentence's first token
     header_end = -1  # end offset of the header being read, -1 outside a header
-    list_marker = False  # the sentence starts with a list number ("2." or "b)")
+    list_marker_at = -1  # 0 when the sentence starts with a list number ("2." or "b)"), else -1
     pending = n  # the first token at or after header_end, visited too
     tok = tokens[0]
     ttext = tok.text
@@ -508,7 +529,7 @@ def split_sentences(doc: Document) -> list[Sentence]:
         header_end, section = header_at[tok.start]
         pending = bisect_left(starts, header_end, 1)
     elif n > 1 and _LIST_NUMBER.match(ttext) and tokens[1].text in (".", ")"):
-        list_marker = True
+        list_marker_at = 0
     k = 0
     while True:
         i = order[k]
@@ -549,8 +570,8 @@ def split_sentences(doc: Document) -> list[Sentence]:
                 ):
                     boundary = True
             elif ptext in _FINAL and gap:
-                # "2.  Samples": the dot of a list number is not a sentence end.
-                if not (list_marker and i - first == 2):
+                # "2.  Samples": the dot of a list number is not a sentence end (nor is a sentence's first token).
+                if list_marker_at != i - first - 2:
                     lead = ttext[0]
                     if lead.isupper() or ttext in _BULLETS or lead in "\"'([" or (
                         lead in "*_<" and placeholder_regex().fullmatch(ttext)  # "... today. **NAME[X] said"
@@ -566,11 +587,11 @@ def split_sentences(doc: Document) -> list[Sentence]:
         if boundary:
             sentences.append(Sentence(doc_id, tuple(tokens[first:i]), section))
             first = i
-            list_marker = False
+            list_marker_at = -1
             if tok.start in header_at:
                 header_end, section = header_at[tok.start]
                 pending = bisect_left(starts, header_end, i + 1)
             elif i + 1 < n and _LIST_NUMBER.match(ttext) and tokens[i + 1].text in (".", ")"):
-                list_marker = True
+                list_marker_at = 0
     sentences.append(Sentence(doc_id, tuple(tokens[first:]), section))
     return sentences

@@ -195,3 +195,8 @@ def test_the_rule_tokenizer_is_scispacys_on_a_blank_english_pipeline():
     assert ours.rules == reference.rules and ours.token_match == reference.token_match
     text = "Pt's h/o CHF (EF 35%), s/p CABG x3 on 3/12/2020; BP 120/80 mmHg, 2.5mg q.d. e.g. Dr. A's 10a.m. :) \n\t x"
     assert [(t.text, t.idx, t.is_space) for t in ours(text)] == [(t.text, t.idx, t.is_space) for t in reference(text)]
+
+
+def test_a_note_starting_with_a_lone_dot_keeps_it_in_its_first_sentence():
+    sents = split_sentences(Document("d", ". Inclusion criteria are ASA I-II. Age 18 or more."))
+    assert [[t.text for t in s.tokens][:2] for s in sents] == [[".", "Inclusion"], ["Age", "18"]]
