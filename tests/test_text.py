@@ -156,3 +156,47 @@ def test_extra_splits_where_gold_boundaries_fall():
         "MI", "/", "CHF", "non", "-", "smoker", "flu", "-", "like", "arthritis", "(", "knee",
     ]
     assert [t.text for t in tokenize(text, extra_splits=False)][:3] == ["second-", "or", "third-degree"]
+
+
+def test_a_special_case_that_may_join_two_chunks_sends_the_note_to_one_spacy_call(monkeypatch):
+    import share_ner.text as text_module
+
+    calls = []
+    real = text_module._tokenize_whole
+    monkeypatch.setattr(text_module, "_tokenize_whole", lambda *a: calls.append(a[0]) or real(*a))
+    assert [t.text for t in tokenize("Seen by Dr . Smith")] == ["Seen", "by", "Dr", ".", "Smith"]
+    assert calls == ["Seen by Dr . Smith"]  # "Dr" "." is a pattern of spaCy's special-case matcher
+    assert [t.text for t in tokenize("Seen by Dr. Smith")] == ["Seen", "by", "Dr.", "Smith"]
+    assert len(calls) == 1  # chunk by chunk
+
+
+def test_the_chunk_memo_starts_afresh_when_full_with_the_same_tokens(monkeypatch):
+    import share_ner.text as text_module
+
+    text = "History of CHF (congestive heart failure), h/o MI.\nSeen 3/12/2020."
+    before = tokenize(text)
+    monkeypatch.setattr(text_module, "_MEMO_LIMIT", 3)
+    assert tokenize(text) == before  # the memo was full: a new one is filled
+    assert len(text_module._memo) <= 12 and tokenize(text) == before
+
+
+def test_the_rule_tokenizer_is_scispacys_on_a_blank_english_pipeline():
+    import warnings
+
+    import spacy
+    from scispacy.custom_tokenizer import combined_rule_tokenizer
+
+    from share_ner.text import get_tokenizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        reference = combined_rule_tokenizer(spacy.blank("en"))
+    ours = get_tokenizer()
+    assert ours.rules == reference.rules and ours.token_match == reference.token_match
+    text = "Pt's h/o CHF (EF 35%), s/p CABG x3 on 3/12/2020; BP 120/80 mmHg, 2.5mg q.d. e.g. Dr. A's 10a.m. :) \n\t x"
+    assert [(t.text, t.idx, t.is_space) for t in ours(text)] == [(t.text, t.idx, t.is_space) for t in reference(text)]
+
+
+def test_a_note_starting_with_a_lone_dot_keeps_it_in_its_first_sentence():
+    sents = split_sentences(Document("d", ". Inclusion criteria are ASA I-II. Age 18 or more."))
+    assert [[t.text for t in s.tokens][:2] for s in sents] == [[".", "Inclusion"], ["Age", "18"]]

@@ -79,3 +79,27 @@ def test_any_mentions_come_back_unless_reported(data):
     kept = mentions - set(res.dropped)
     # what the tags hold comes back exactly, and nothing else does
     assert set(decode(sent, res.tags)) == kept
+
+
+# Pieces where spaCy's whole-Doc special-case matcher may join two chunks ("Dr ." "it 's" ": )"), initials before a
+# line end ("B.\n"), placeholders of every style glued to words, runs too long for spaCy.
+CHUNKY = st.sampled_from(
+    [
+        "Dr", ".", "'s", "it", ":", ")", "(", "-", "a", "A.", "B.", "e.g", "'", "x", "X.", " ", "  ", "\n", "\r", "\t",
+        "___", "**NAME[ZZZ]", "<PERSON>", "[**Hospital1 18**]", "word", "fever.,PLAN:,1.", "h/o", "MI/CHF", "1,000",
+        "non-smoker", "second-", "IL-6", "\u00a0", "\u3000", "é", "=" * 305, "Crohn's", "a.m.", "p.m", "3a.m.",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(CHUNKY, max_size=30))
+def test_tokens_chunk_by_chunk_equal_one_spacy_call_over_the_note(pieces):
+    from share_ner import text as text_module
+
+    text = "".join(pieces)
+    if not text or text.isspace():
+        return
+    masked, placeholders = text_module._mask(text)
+    whole = text_module._fix_placeholders(text, text_module._tokenize_whole(text, masked, True), placeholders)
+    assert text_module.tokenize(text) == whole
