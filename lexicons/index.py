@@ -155,6 +155,47 @@ def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[s
     return out
 
 
+class PhraseSwaps:
+    """The phrase swaps of :attr:`Rewrites.phrase` seen in at least ``min_count`` concepts, by the word of the
+    replaced phrase that starts fewest phrases (a mention looks up only its own words): ``get(word)`` is a list
+    of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its words, the other
+    phrase's words, concepts), most concepts first. A word's list is made when it is first looked up: the lists
+    of every word of a large lexicon's phrases took more memory than the rest of the normalizer."""
+
+    def __init__(self, table: dict[str, dict[str, int]], min_count: int) -> None:
+        self._table = table
+        self._min_count = min_count
+        spread = Counter(w for a in table for w in set(a.split()))
+        self._filed: dict[str, list[str]] = {}
+        for a in table:
+            if any(n >= min_count for n in table[a].values()):
+                self._filed.setdefault(min(set(a.split()), key=lambda w: (spread[w], w)), []).append(a)
+        self._made: dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._filed)
+
+    def items(self) -> Iterator[tuple[str, list]]:
+        """Every word and its list (each made now if it was not)."""
+        for word in self._filed:
+            yield word, self.get(word)
+
+    def get(self, word: str, default: tuple = ()) -> "list | tuple":
+        made = self._made.get(word)
+        if made is None:
+            if word not in self._filed:
+                return default
+            made = self._made[word] = []
+            for a in self._filed[word]:
+                a_words = tuple(a.split())
+                bag = Counter(a_words)
+                entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
+                for b, n in sorted(self._table[a].items(), key=lambda bn: (-bn[1], bn[0])):
+                    if n >= self._min_count:
+                        made.append((*entry, tuple(b.split()), n))
+        return made
+
+
 # Concepts with more names than this are skipped when learning rewrites (pairwise comparison cost).
 _REWRITE_MAX_NAMES = 40
 
