@@ -30,6 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_data import add_data_argument, write_results  # noqa: E402
+from bench_throughput import _children, _rollup  # noqa: E402  (/proc readers: one copy)
 
 STEPS_CODE = r"""
 import json, sys
@@ -64,22 +65,6 @@ def load_steps(python: str, env: dict) -> dict:
     if proc.returncode:
         sys.exit(f"{python}: load steps failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def _rollup(pid: int) -> dict[str, int]:
-    try:
-        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]
-    except OSError:
-        return {}
-    return {k.rstrip(":"): int(v) for k, v, *_ in (line.split() for line in lines) if v.isdigit()}
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for t in os.listdir(f"/proc/{pid}/task")
-                for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()]
-    except OSError:
-        return []
 
 
 def tag_run(python: str, env: dict, notes: Path, out: Path, jobs: int) -> dict:
