@@ -157,9 +157,10 @@ def profile_rows(prof: cProfile.Profile, top: int = 10) -> list:
 # ---------------------------------------------------------------- parent
 
 
-def run_child(python: str, *args: str) -> dict:
+def run_child(python: str, *args: str, cache: Path | None = None) -> dict:
+    env = dict(os.environ, SHARE_NER_CACHE=str(cache)) if cache else None
     proc = subprocess.run([python, str(Path(__file__).resolve()), "--child", *args], capture_output=True,
-                          text=True, cwd=tempfile.gettempdir())
+                          text=True, cwd=tempfile.gettempdir(), env=env)
     if proc.returncode != 0:
         sys.exit(f"child {python} {args[0]} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -169,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline-python", help="the Python of a venv with the baseline installed")
     ap.add_argument("--baseline-name", default="baseline", help="what to call the baseline in the table")
+    ap.add_argument("--baseline-cache", type=Path, help="the baseline's SHARE_NER_CACHE (default: this one's; "
+                    "two codes of different INDEX_VERSION sharing a cache rebuild each other's indexes)")
     ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to tag (default 1000)")
     ap.add_argument("--rounds", type=int, default=3, help="processes per side and lexicon, run alternately")
     ap.add_argument("--passes", type=int, default=2, help="timed passes per process (best kept)")
@@ -214,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             for lex, path in meta["lexicons"].items():
                 for side, python in sides.items():
                     profile = "1" if r == 0 and lex == "250k" else "0"
-                    res = run_child(python, path, str(work / "mentions.pkl"), str(args.passes), profile)
+                    res = run_child(python, path, str(work / "mentions.pkl"), str(args.passes), profile,
+                                    cache=args.baseline_cache if side == args.baseline_name else None)
                     results[(side, lex)].append(res)
                     print(side, lex, f"{res['rate']:,.0f}", res["hash"], flush=True)
     text = report(results, list(sides), meta, started, args)

@@ -219,9 +219,21 @@ def report() -> str:
                  "chia/test, two systems; the second row repeats its notes 27 times under new ids")
 
 
+def speed_scale() -> str:
+    table = tables("speed_scale.md")[0]
+    return block("The normalizer at SNOMED CT's size against the code of issue 19's filing", "speed_scale.md",
+                 markdown(table), "mentions per CPU second, 16 notes at a time; old and new in one run")
+
+
+def memory() -> str:
+    steps, run = tables("memory.md")[:2]
+    return block("Memory of `share-ner tag`", "memory.md", markdown(steps) + "\n\n" + markdown(run),
+                 "default model; MB")
+
+
 def section() -> str:
-    parts = [tagger(), normalizer(), scale(), default_model(), default_real(), throughput(), attributes(),
-             fault_injection(), spark(), spacy(), report(), others()]
+    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), memory(),
+             attributes(), fault_injection(), spark(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])
 

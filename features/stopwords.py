@@ -1,6 +1,6 @@
 """The project's stop-word lists, in one place; each use takes the narrowest list that serves it.
 
-- :data:`ENGLISH` (scikit-learn's English list): words left out of the training-note vectors that tell apart the
+- :data:`ENGLISH` (scikit-learn's English list, :func:`english`): words left out of the training-note vectors that tell apart the
   labels of an ambiguous string (``share_ner.linking.context``); a note's topic lives in its content words.
 - :data:`TERM_STOP_WORDS`: a lexicon term made only of these is not matched in text (HPO has names such as "All"
   and "Abnormality"), so the list adds the words that mean nothing on their own in a clinical note.
@@ -11,9 +11,22 @@
 
 from __future__ import annotations
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from functools import lru_cache
 
-ENGLISH: frozenset[str] = frozenset(ENGLISH_STOP_WORDS)
+
+@lru_cache(maxsize=1)
+def english() -> frozenset[str]:
+    """scikit-learn's English list, imported on first use: only note contexts need it, and importing
+    scikit-learn costs more memory than the default model."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    if name == "ENGLISH":  # the list as a module attribute, read on first use
+        return english()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 TERM_STOP_WORDS: frozenset[str] = frozenset(
     """a about above after again against all also an and any are as at be been before being below between

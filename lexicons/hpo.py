@@ -121,13 +121,19 @@ def hpo_lexicon(path: str | Path | None = None) -> Lexicon:
     data = path.read_bytes()
     digest = "hpo-" + hash_bytes(data)
 
-    def parse() -> list[LexiconEntry]:
-        return list(parse_obo(data.decode("utf-8")))
-
     index = cached_index(digest)
     if index is not None:  # compiled before: parse hp.obo only if the entries are asked for
-        return Lexicon(None, digest, None, "hpo", loader=parse, size=len(index))
-    return Lexicon(parse(), digest, None, "hpo")
+        del data  # read again then: the lexicon lives as long as the model, and hp.obo is 10 MB
+        return Lexicon(None, digest, None, "hpo", loader=lambda: _entries_again(path, digest), size=len(index))
+    return Lexicon(list(parse_obo(data.decode("utf-8"))), digest, None, "hpo")
+
+
+def _entries_again(path: Path, digest: str) -> list[LexiconEntry]:
+    """The entries of the OBO file at ``path``, which must still have the content hash ``digest``."""
+    data = path.read_bytes()
+    if "hpo-" + hash_bytes(data) != digest:
+        raise ShareNerError(f"{path}: changed since it was loaded; load the lexicon again")
+    return list(parse_obo(data.decode("utf-8")))
 
 
 @lru_cache(maxsize=1)

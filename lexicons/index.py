@@ -25,18 +25,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse._sparsetools import csr_matvec  # y += A x for CSR arrays, as the sparse product itself calls it
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.io import atomic_write_bytes
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
 
-INDEX_VERSION = 12
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+INDEX_VERSION = 13
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
@@ -153,6 +155,47 @@ def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[s
     return out
 
 
+class PhraseSwaps:
+    """The phrase swaps of :attr:`Rewrites.phrase` seen in at least ``min_count`` concepts, by the word of the
+    replaced phrase that starts fewest phrases (a mention looks up only its own words): ``get(word)`` is a list
+    of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its words, the other
+    phrase's words, concepts), most concepts first. A word's list is made when it is first looked up: the lists
+    of every word of a large lexicon's phrases took more memory than the rest of the normalizer."""
+
+    def __init__(self, table: dict[str, dict[str, int]], min_count: int) -> None:
+        self._table = table
+        self._min_count = min_count
+        spread = Counter(w for a in table for w in set(a.split()))
+        self._filed: dict[str, list[str]] = {}
+        for a in table:
+            if any(n >= min_count for n in table[a].values()):
+                self._filed.setdefault(min(set(a.split()), key=lambda w: (spread[w], w)), []).append(a)
+        self._made: dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._filed)
+
+    def items(self) -> Iterator[tuple[str, list]]:
+        """Every word and its list (each made now if it was not)."""
+        for word in self._filed:
+            yield word, self.get(word)
+
+    def get(self, word: str, default: tuple = ()) -> "list | tuple":
+        made = self._made.get(word)
+        if made is None:
+            if word not in self._filed:
+                return default
+            made = self._made[word] = []
+            for a in self._filed[word]:
+                a_words = tuple(a.split())
+                bag = Counter(a_words)
+                entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
+                for b, n in sorted(self._table[a].items(), key=lambda bn: (-bn[1], bn[0])):
+                    if n >= self._min_count:
+                        made.append((*entry, tuple(b.split()), n))
+        return made
+
+
 # Concepts with more names than this are skipped when learning rewrites (pairwise comparison cost).
 _REWRITE_MAX_NAMES = 40
 
@@ -193,9 +236,50 @@ def _counted(pairs: set[tuple[str, str, str]]) -> dict[str, dict[str, int]]:
     return out
 
 
-def make_vectorizer() -> TfidfVectorizer:
+def make_vectorizer() -> "TfidfVectorizer":
+    """The tf-idf model an index is fitted with (imported here: only building an index needs scikit-learn)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), lowercase=False, sublinear_tf=True,
                            dtype=np.float32)
+
+
+_WHITE_SPACES = re.compile(r"\s\s+")
+
+
+def char_wb_trigrams(text: str) -> list[str]:
+    """The character 3-grams of ``text`` as :func:`make_vectorizer`'s analyzer gives them (scikit-learn's
+    ``char_wb``: each word padded with one space either side, a word's 3-grams inside the padding only)."""
+    grams: list[str] = []
+    add = grams.append
+    for w in _WHITE_SPACES.sub(" ", text).split():
+        w = f" {w} "
+        for offset in range(len(w) - 2):
+            add(w[offset:offset + 3])
+    return grams
+
+
+class CharTrigrams:
+    """What an index keeps of its fitted :func:`make_vectorizer`: the 3-gram vocabulary (``vocabulary_``: 3-gram →
+    column) and idf weights (``idf_``), as the vectorizer names them. Loading an index then needs no
+    scikit-learn, whose import costs ``share-ner tag`` more memory than the model it loads (see
+    benchmarks/results/memory.md)."""
+
+    __slots__ = ("vocabulary_", "idf_")
+
+    def __init__(self, vocabulary: dict[str, int], idf: np.ndarray) -> None:
+        self.vocabulary_ = vocabulary
+        self.idf_ = idf
+
+    def __getstate__(self) -> tuple:
+        return self.vocabulary_, self.idf_
+
+    def __setstate__(self, state: tuple) -> None:
+        self.vocabulary_, self.idf_ = state
+
+    @staticmethod
+    def build_analyzer() -> Callable[[str], list[str]]:
+        return char_wb_trigrams
 
 
 class Groups:
@@ -246,7 +330,7 @@ class LexiconIndex:
     key: Groups  # normalized_key → rows
     unique_names: list[str]  # soft-normalised names, one column of `postings` each
     unique: Groups  # soft-normalised name → rows
-    vectorizer: TfidfVectorizer | None
+    vectorizer: CharTrigrams | None  # the fitted 3-gram vocabulary and idf weights
     # 3-grams × unique names, columns L2-normalised, CSR so that a query touches only its 3-grams' postings
     postings: sp.csr_matrix | None
     rewrites: Rewrites | None = None  # word swaps learned from names of one concept
@@ -583,9 +667,10 @@ def build_index(lexicon: Lexicon) -> LexiconIndex:
     unique_names = list(unique)
     vectorizer = postings = None
     if unique_names:
-        vectorizer = make_vectorizer()
+        fitted = make_vectorizer()
         try:
-            postings = vectorizer.fit_transform(unique_names).T.tocsr()
+            postings = fitted.fit_transform(unique_names).T.tocsr()
+            vectorizer = CharTrigrams({g: int(j) for g, j in fitted.vocabulary_.items()}, fitted.idf_)
         except ValueError:  # every name shorter than a 3-gram
             vectorizer = postings = None
     blocks = NameBlocks(postings, unique_names) if postings is not None and len(unique_names) >= BLOCKS_MIN_NAMES \

@@ -22,7 +22,7 @@ from share_ner.lexicons import (
 )
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import parse_obo
-from share_ner.lexicons.index import normalized_key, soft_normalize
+from share_ner.lexicons.index import make_vectorizer, normalized_key, soft_normalize
 
 META = Path(__file__).parent / "fixtures" / "umls" / "META"
 
@@ -189,7 +189,9 @@ def test_query_vectors_are_those_of_the_fitted_vectorizer_bit_for_bit(tmp_path, 
     names = random.Random(3).sample(index.unique_names, 3000)
     odd = ["", "a", "zz", "qqqq xxxx", "heart attack", "naïve ß", "fever  ", "x" * 300]
     queries = names + odd + [n[::-1] for n in names[:500]]  # reversed names: 3-grams out of the vocabulary
-    ours, theirs = index.vectors(queries), index.vectorizer.transform(queries)
+    fitted = make_vectorizer().fit(index.unique_names)  # scikit-learn's, fitted as the index was
+    assert fitted.vocabulary_ == index.vectorizer.vocabulary_
+    ours, theirs = index.vectors(queries), fitted.transform(queries)
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
     assert (ours != theirs).nnz == 0 and ours.nnz == theirs.nnz
     assert ours[len(names)].nnz == 0  # the empty string has no 3-gram

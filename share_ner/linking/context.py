@@ -21,12 +21,10 @@ from typing import Mapping
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.preprocessing import normalize
 
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
-from share_ner.features.stopwords import ENGLISH
+from share_ner.features.stopwords import english
 from share_ner.lexicons.gazetteer import mention_string
 from share_ner.lexicons.index import exact_key
 
@@ -34,7 +32,14 @@ CONTEXTS_FILE = "contexts.npz"
 N_FEATURES = 2 ** 18
 MIN_DF = 2  # a word seen in one training note only says nothing about the others
 
-_HASHER = HashingVectorizer(n_features=N_FEATURES, alternate_sign=False, norm=None, stop_words=sorted(ENGLISH))
+
+
+@lru_cache(maxsize=1)
+def _hasher():
+    """The word hasher, made on first use: scikit-learn is imported only by a model that uses note contexts."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(n_features=N_FEATURES, alternate_sign=False, norm=None, stop_words=sorted(english()))
 
 
 class NoteContexts:
@@ -58,7 +63,7 @@ class NoteContexts:
         ambiguous = {s: by_label for s, by_label in seen.items() if len(by_label) > 1}
         if not ambiguous:
             return None
-        counts = _HASHER.transform([docs[d].text for d in ids])
+        counts = _hasher().transform([docs[d].text for d in ids])
         df = np.bincount(counts.indices, minlength=N_FEATURES)
         n = len(ids)
         idf = np.where(df >= MIN_DF, np.log((1 + n) / (1 + df)) + 1.0, 0.0)  # scikit-learn's smooth idf
@@ -117,15 +122,17 @@ class NoteContexts:
 
 def word_counts(text: str) -> sp.csr_matrix:
     """The hashed word counts of one note, as :meth:`NoteContexts.similarities` takes them."""
-    return _HASHER.transform([text]).tocsr()
+    return _hasher().transform([text]).tocsr()
 
 
 @lru_cache(maxsize=10_000)
 def _word_ids(text: str) -> np.ndarray:
-    return _HASHER.transform([text]).indices
+    return _hasher().transform([text]).indices
 
 
 def _weigh(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+    from sklearn.preprocessing import normalize
+
     out = counts.astype(np.float64).tocsr()
     out.data = 1.0 + np.log(out.data)
     return normalize(out.multiply(idf).tocsr())

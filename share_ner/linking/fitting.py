@@ -5,12 +5,11 @@ rewrites learned from the gazetteer and lexicon.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons.gazetteer import gazetteer_lexicon
-from share_ner.lexicons.index import LexiconIndex
+from share_ner.lexicons.index import LexiconIndex, PhraseSwaps
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.candidates import _sigmoid
 from share_ner.linking.config import NormalizerConfig
@@ -57,8 +56,8 @@ Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts
 
 
 # a word of a → [(a's words as a set, a as a bag when it repeats a word, else None, a's words, b's words,
-# concepts)]: the set is the fast first test
-Phrases = dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]]
+# concepts)]: the set is the fast first test (PhraseSwaps.get)
+Phrases = PhraseSwaps
 
 
 def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_count: int) -> tuple[Swaps, Phrases] | None:
@@ -71,18 +70,8 @@ def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_cou
     merged = learned[0].merged(learned[1] if len(learned) > 1 else None)
     swaps = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
              for a, bs in merged.swap.items()}
-    table = getattr(merged, "phrase", {})
-    # each phrase is filed under its word that starts fewest phrases: a mention looks up only its own words
-    spread = Counter(w for a in table for w in set(a.split()))
-    phrases: Phrases = {}
-    for a, bs in table.items():
-        a_words = tuple(a.split())
-        bag = Counter(a_words)
-        entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
-        for b, n in sorted(bs.items(), key=lambda bn: (-bn[1], bn[0])):
-            if n >= min_count:
-                phrases.setdefault(min(bag, key=lambda w: (spread[w], w)), []).append((*entry, tuple(b.split()), n))
-    return {a: bs for a, bs in swaps.items() if bs}, phrases
+    # phrase swaps by word, made for a word when a mention first looks it up (PhraseSwaps)
+    return {a: bs for a, bs in swaps.items() if bs}, PhraseSwaps(getattr(merged, "phrase", {}), min_count)
 
 
 def _fit_cv(make: type[Normalizer], lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
