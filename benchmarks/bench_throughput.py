@@ -185,7 +185,10 @@ def resolve_model(arg: str | None) -> tuple[str, str]:
     """The model directory and a description of where it came from."""
     if arg:
         return str(Path(arg).resolve()), f"`{shown_path(arg, 'MODEL')}` (given with --model)"
-    from share_ner.default_model.build import default_model_dir
+    try:
+        from share_ner.default_model.build import default_model_dir
+    except ImportError:  # a baseline checkout from before the package split
+        from share_ner.default_model import default_model_dir  # type: ignore[no-redef]
 
     return str(default_model_dir()), "the default model (`share_ner.default_model.build.default_model_dir()`)"
 
