@@ -231,8 +231,16 @@ def memory() -> str:
                  "default model; MB")
 
 
+def end_to_end() -> str:
+    rows = ["one process: CPU s", "one process: wall s", "`--jobs 2`: wall s", "start-up: CPU s",
+            "peak memory, one process (MB)"]
+    return block("`share-ner tag` end to end against the code before the speed work (d0e1d21)", "end_to_end.md",
+                 markdown(pick(tables("end_to_end.md")[0], rows)),
+                 "all 4,966 MTSamples notes, each code with its own default model; ratios old time / new time")
+
+
 def section() -> str:
-    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), memory(),
+    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), end_to_end(), memory(),
              attributes(), fault_injection(), spark(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])
