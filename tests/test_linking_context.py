@@ -11,8 +11,9 @@ import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.linking.config import NormalizerConfig
-from share_ner.linking.context import CONTEXTS_FILE, NoteContexts, word_counts
+from share_ner.linking.context import NoteContexts, word_counts
 from share_ner.linking.normalizer import Normalizer
+from share_ner.model import NORMALIZER_FILES
 
 
 @pytest.fixture(autouse=True)
@@ -92,13 +93,13 @@ def test_saved_and_loaded_with_the_normalizer(tmp_path):
     norm = Normalizer.fit(None, docs, gold, ON)
     norm.save(tmp_path / "norm")
     meta = json.loads((tmp_path / "norm" / "normalizer.json").read_text())
-    assert meta["contexts"] == CONTEXTS_FILE
+    assert meta["contexts"] == NORMALIZER_FILES.contexts
     again = Normalizer.load(tmp_path / "norm")
     drug = Document("d1", "Psychosis followed heavy cocaine and amphetamine use.")
     assert again.decide(drug, [mention(drug, "Psychosis")])[0].cui == "DRUG"
     assert np.allclose(again.contexts_.similarities(word_counts(drug.text)), norm.contexts_.similarities(word_counts(drug.text)))
     # the saved file holds hashed counts, not words
-    assert b"cocaine" not in (tmp_path / "norm" / CONTEXTS_FILE).read_bytes()
+    assert b"cocaine" not in (tmp_path / "norm" / NORMALIZER_FILES.contexts).read_bytes()
     # a normalizer saved without contexts (older, or note_context off) loads without them
     meta["contexts"] = None
     (tmp_path / "norm" / "normalizer.json").write_text(json.dumps(meta))
@@ -108,6 +109,6 @@ def test_saved_and_loaded_with_the_normalizer(tmp_path):
 def test_a_damaged_contexts_file_is_a_clear_error(tmp_path):
     docs, gold = training()
     Normalizer.fit(None, docs, gold, ON).save(tmp_path / "norm")
-    (tmp_path / "norm" / CONTEXTS_FILE).write_bytes(b"not a zip")
-    with pytest.raises(ShareNerError, match=CONTEXTS_FILE):
+    (tmp_path / "norm" / NORMALIZER_FILES.contexts).write_bytes(b"not a zip")
+    with pytest.raises(ShareNerError, match=NORMALIZER_FILES.contexts):
         Normalizer.load(tmp_path / "norm")

@@ -10,14 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import spacy
 
-spacy = pytest.importorskip("spacy")
-
-from share_ner.cli import main  # noqa: E402
-from share_ner.document import Document  # noqa: E402
-from share_ner.formats import read_annotations  # noqa: E402
+from share_ner.cli import main
+from share_ner.document import Document
+from share_ner.formats import read_annotations
 from share_ner.inputs.files import read_notes
-from share_ner.spacy_component import split_tokens_at  # noqa: E402
+from share_ner.spacy_component import split_tokens_at
 
 TEXT = Path(__file__).parent / "fixtures" / "tagger" / "text"
 # spaCy's English tokenizer keeps "hypertension;chest" and "arthritis(knee" whole; share-ner's splits them.

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from share_ner.attributes import ContextMatcher
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.pipeline import Pipeline
 from share_ner.text import SIMPLE_TOKEN
 
 Annotator = Callable[[Document], list[Mention]]
@@ -57,9 +59,6 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
     The model is tried on a one-line note, so that lazily built parts
     (tokenizer, abbreviation detector) count as start-up, not as the first note.
     """
-    # Imported here: the CLI reads this module to build its parser, and the pipeline's modules pull in spaCy.
-    from share_ner.pipeline import Pipeline
-
     pipeline = Pipeline.load(Path(model_dir))
     if abbreviations is not None:
         if pipeline.normalizer is None:
@@ -67,8 +66,6 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
                                 "normalization")
         pipeline.normalizer.use_site_abbreviations(abbreviations)
     if not attributes or context_rules is not None or anatomy is not None:
-        from share_ner.attributes import ContextMatcher
-
         pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
     annotate = PipelineAnnotator(pipeline)
     annotate(_WARM_UP)

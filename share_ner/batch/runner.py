@@ -29,11 +29,9 @@ that kills a worker is rejected ("worker died (signal 9)").
 
 from __future__ import annotations
 
-import io
 import json
 import multiprocessing
 import os
-import signal
 import sys
 import threading
 import time
@@ -44,6 +42,7 @@ from typing import Any, Iterator, Sequence, TextIO
 
 from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
 from share_ner.batch.processes import _WORKER, _init_worker, _load_annotator, _work, settle_heap
+from share_ner.batch.progress import progress_bar, sigterm_as_interrupt
 from share_ner.batch.rejects import REJECTS_NAME, Reject, _RejectLog
 from share_ner.batch.sinks import (
     _TMP_RE,
@@ -597,9 +596,7 @@ class _Runner:
         start = time.perf_counter()
         bar = None
         if self.opt.progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=self.total(), unit="note", file=self.stderr, ncols=_bar_width(self.stderr), smoothing=0.1)
+            bar = progress_bar(self.total(), self.stderr)
         pending: deque = deque()
         try:
             for batch, results in self.results(pending):
@@ -640,25 +637,12 @@ def _rel_dir(root: Path, path: Path) -> Path:
     return path.parent.relative_to(root) if path != root else Path()
 
 
-def _bar_width(stream: TextIO) -> int:
-    # some terminals (pseudo-terminals of job runners) report 0 columns, and tqdm would then draw nothing
-    try:
-        columns = os.get_terminal_size(stream.fileno()).columns
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        columns = 0
-    return columns if columns > 20 else 100
-
-
 def _csv_stem(path: Path) -> str:
     name = path.name
     for suffix in (".gz", ".csv"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def run_batch(
@@ -678,10 +662,5 @@ def run_batch(
     """
     options = options or BatchOptions()
     runner = _Runner([Path(p) for p in inputs], factory, options, stdout or sys.stdout, stderr or sys.stderr)
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
-    try:
+    with sigterm_as_interrupt():
         return runner.run()
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)

@@ -9,9 +9,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from share_ner.batch.annotate import NoteResult
 from share_ner.batch.rejects import Reject
 from share_ner.document import Document, Mention
 from share_ner.formats import SUFFIXES, write_annotations
@@ -20,6 +19,9 @@ from share_ner.formats.parquet import mention_rows, write_parquet
 from share_ner.formats.share import format_pipe
 from share_ner.formats.share2014 import format_share2014
 from share_ner.io import atomic_write_text
+
+if TYPE_CHECKING:  # annotations only: the CLI reads this module to build its parser, and annotate loads the pipeline
+    from share_ner.batch.annotate import NoteResult
 
 DEFAULT_SHARD_SIZE = 1000
 

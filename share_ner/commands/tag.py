@@ -10,9 +10,6 @@ import functools
 import sys
 from pathlib import Path
 
-from share_ner.batch.annotate import load_annotator
-from share_ner.batch.processes import in_child
-from share_ner.batch.runner import BatchOptions, run_batch
 from share_ner.batch.sinks import DEFAULT_SHARD_SIZE
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
@@ -90,6 +87,7 @@ def _prepare_caches(model: Path, quiet: bool) -> None:
     ``dense``, embed its names) once into the on-disk cache when they are not there yet: a new lexicon, or one
     compiled by an older share-ner. Otherwise every worker builds the same at once: with a SNOMED CT-sized
     lexicon, about 10 CPU s and 750 MB each for the index, 10 CPU minutes and 2.8 GB each for the names."""
+    from share_ner.batch.processes import in_child
     from share_ner.linking.normalizer import prepare_caches
     from share_ner.linking.store import caches_ready
     from share_ner.model import FILES
@@ -104,6 +102,9 @@ def _prepare_caches(model: Path, quiet: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from share_ner.batch.annotate import load_annotator
+    from share_ner.batch.runner import BatchOptions, run_batch
+
     for path in map(Path, args.inputs):
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")

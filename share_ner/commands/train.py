@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from share_ner.errors import ShareNerError, some_of
+from share_ner.errors import ShareNerError
 from share_ner.tagging.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 
 
@@ -63,34 +63,14 @@ def load_lexicon_arg(value: str) -> Any:
     return load_lexicon(value)  # a TSV path, or "hpo"
 
 
-def match_gold(docs: dict[str, Any], gold: dict[str, list], gold_path: Path, text_path: Path,
-               strict: bool) -> dict[str, list]:
-    """The gold of the notes in ``docs``. Gold of a note that is not there is left out, and said so on stderr
-    with counts and file names (with ``strict``, it is an error); so is a note without a gold file when the gold
-    is a directory of per-note files (a single gold file lists only notes with mentions)."""
-    from share_ner.formats import annotation_files
-    from share_ner.io import doc_id_from_path
-
-    orphans = sorted(d for d in gold if d not in docs)
-    missing = sorted(d for d in docs if d not in gold) if gold_path.is_dir() else []
-    problems = []
-    if orphans:
-        if gold_path.is_dir():
-            by_id = {doc_id_from_path(p): p for p in annotation_files(gold_path)}
-            names = [str(by_id.get(d, d)) for d in orphans]
-        else:
-            names = [f"{gold_path} (note {d})" for d in orphans]
-        lost = sum(len(gold[d]) for d in orphans)
-        problems.append(f"{len(orphans)} gold file(s) name no note of {text_path}, so their {lost} mention(s) are "
-                        f"not used: {some_of(names)}")
-    if missing:
-        problems.append(f"{len(missing)} note(s) of {text_path} have no gold file in {gold_path} and are trained "
-                        f"on as mention-free: {some_of(missing)}")
+def _matched(found: tuple[dict[str, list], list[str]], strict: bool) -> dict[str, list]:
+    """The matched gold; each problem a warning on stderr (with ``--strict``, an error)."""
+    gold, problems = found
     for problem in problems:
         if strict:
             raise ShareNerError(f"{problem} (--strict)")
         print(f"share-ner train: warning: {problem}", file=sys.stderr)
-    return {d: ms for d, ms in gold.items() if d in docs}
+    return gold
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from share_ner.inputs.files import read_notes
     from share_ner.linking.config import NormalizerConfig
     from share_ner.tagging.training import check_gold
-    from share_ner.training import train_model
+    from share_ner.training import gold_of_notes, train_model
 
     if (args.dev_text is None) != (args.dev_gold is None):
         raise ShareNerError("--dev-text and --dev-gold go together")
@@ -132,12 +112,12 @@ def run(args: argparse.Namespace) -> int:
         if not docs:
             raise ShareNerError(f"{args.text}: no .txt notes found")
         gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
-        gold = match_gold(docs, gold, args.gold, args.text, args.strict)
+        gold = _matched(gold_of_notes(docs, gold, args.gold, args.text), args.strict)
     dev = None
     if args.dev_text is not None:
         dev_docs = read_notes(args.dev_text, args.encoding)
-        dev_gold = match_gold(dev_docs, read_annotations(args.dev_gold, dev_docs), args.dev_gold, args.dev_text,
-                              args.strict)
+        dev_gold = _matched(gold_of_notes(dev_docs, read_annotations(args.dev_gold, dev_docs), args.dev_gold,
+                                          args.dev_text), args.strict)
         check_gold(dev_docs, dev_gold, "dev gold")
         dev = (dev_docs, dev_gold)
     lexicon = load_lexicon_arg(args.lexicon)

@@ -27,8 +27,8 @@ from share_ner.errors import ShareNerError
 from share_ner.features.stopwords import english
 from share_ner.lexicons.gazetteer import mention_string
 from share_ner.lexicons.index import exact_key
+from share_ner.model import NORMALIZER_FILES
 
-CONTEXTS_FILE = "contexts.npz"
 N_FEATURES = 2 ** 18
 MIN_DF = 2  # a word seen in one training note only says nothing about the others
 
@@ -100,7 +100,7 @@ class NoteContexts:
     # ------------------------------------------------------------ persistence
     def save(self, directory: Path) -> Path:
         nz = np.flatnonzero(self.idf)
-        path = directory / CONTEXTS_FILE
+        path = directory / NORMALIZER_FILES.contexts
         with open(path, "wb") as fh:
             np.savez_compressed(fh, idf_index=nz, idf=self.idf[nz], data=self.vectors.data,
                                 indices=self.vectors.indices, indptr=self.vectors.indptr,

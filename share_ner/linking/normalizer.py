@@ -93,18 +93,10 @@ from share_ner.linking.candidates import (
     word_coverage,
 )
 from share_ner.linking.config import Decision, NormalizerConfig
-from share_ner.linking.context import CONTEXTS_FILE, NoteContexts, word_counts
+from share_ner.linking.context import NoteContexts, word_counts
 from share_ner.linking.fitting import _fit_cv, _merged_rewrites
-from share_ner.linking.store import (
-    ABBREVIATIONS_FILE,
-    CONFIG_FILE,
-    COPY_LIMIT_BYTES,
-    FORMAT_VERSION,
-    GAZETTEER_FILE,
-    LEGACY_SETTINGS,
-    LEXICON_COPY,
-    _load_reference,
-)
+from share_ner.linking.store import COPY_LIMIT_BYTES, FORMAT_VERSION, LEGACY_SETTINGS, _load_reference
+from share_ner.model import NORMALIZER_FILES
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
 _COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)
@@ -786,46 +778,46 @@ class Normalizer:
             elif lex.path is not None:
                 ref = {"kind": "file", "path": str(Path(lex.path).resolve()), "content_hash": lex.content_hash}
                 if Path(lex.path).stat().st_size <= COPY_LIMIT_BYTES:
-                    copy = directory / LEXICON_COPY
+                    copy = directory / NORMALIZER_FILES.lexicon_copy
                     if not (copy.exists() and copy.samefile(lex.path)):  # saved again where it was loaded from
                         shutil.copyfile(lex.path, copy)
-                    ref["copy"] = LEXICON_COPY
+                    ref["copy"] = NORMALIZER_FILES.lexicon_copy
             else:
-                write_lexicon(directory / LEXICON_COPY, lex.entries)
-                ref = {"kind": "file", "path": None, "content_hash": lex.content_hash, "copy": LEXICON_COPY}
+                write_lexicon(directory / NORMALIZER_FILES.lexicon_copy, lex.entries)
+                ref = {"kind": "file", "path": None, "content_hash": lex.content_hash, "copy": NORMALIZER_FILES.lexicon_copy}
         if self.gazetteer is not None:
-            write_lexicon(directory / GAZETTEER_FILE, self.gazetteer.entries, with_count=True)
+            write_lexicon(directory / NORMALIZER_FILES.gazetteer, self.gazetteer.entries, with_count=True)
         else:
-            (directory / GAZETTEER_FILE).unlink(missing_ok=True)
+            (directory / NORMALIZER_FILES.gazetteer).unlink(missing_ok=True)
         if self.contexts_ is not None:
             self.contexts_.save(directory)
         else:
-            (directory / CONTEXTS_FILE).unlink(missing_ok=True)
+            (directory / NORMALIZER_FILES.contexts).unlink(missing_ok=True)
         if self.site_abbreviations:
-            write_abbreviations(directory / ABBREVIATIONS_FILE, self.site_abbreviations)
+            write_abbreviations(directory / NORMALIZER_FILES.abbreviations, self.site_abbreviations)
         else:
-            (directory / ABBREVIATIONS_FILE).unlink(missing_ok=True)
+            (directory / NORMALIZER_FILES.abbreviations).unlink(missing_ok=True)
         meta = {"format_version": FORMAT_VERSION, "config": self.config.to_dict(), "threshold": self.threshold_,
                 "ranker": None if self.ranker_ is None else {"features": list(FEATURES), "coef": self.ranker_[0],
                                                              "intercept": self.ranker_[1]},
-                "lexicon": ref, "gazetteer": GAZETTEER_FILE if self.gazetteer is not None else None,
-                "contexts": CONTEXTS_FILE if self.contexts_ is not None else None,
-                "abbreviations": ABBREVIATIONS_FILE if self.site_abbreviations else None,
+                "lexicon": ref, "gazetteer": NORMALIZER_FILES.gazetteer if self.gazetteer is not None else None,
+                "contexts": NORMALIZER_FILES.contexts if self.contexts_ is not None else None,
+                "abbreviations": NORMALIZER_FILES.abbreviations if self.site_abbreviations else None,
                 "fit_report": self.fit_report_}
-        tmp = directory / f".{CONFIG_FILE}.tmp"
+        tmp = directory / f".{NORMALIZER_FILES.config}.tmp"
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(directory / CONFIG_FILE)
+        tmp.replace(directory / NORMALIZER_FILES.config)
         return directory
 
     @classmethod
     def load(cls, directory: str | Path) -> "Normalizer":
         """Read a normalizer written by :meth:`save`; a missing or changed lexicon is a clear error."""
         directory = Path(directory)
-        meta_path = directory / CONFIG_FILE
+        meta_path = directory / NORMALIZER_FILES.config
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ShareNerError(f"{directory}: not a normalizer directory (no {CONFIG_FILE})") from None
+            raise ShareNerError(f"{directory}: not a normalizer directory (no {NORMALIZER_FILES.config})") from None
         except (OSError, ValueError) as exc:
             raise ShareNerError(f"{meta_path}: cannot read: {exc}") from None
         if meta.get("format_version") != FORMAT_VERSION:

@@ -1,4 +1,4 @@
-"""A fitted normalizer on disk: file names, the lexicon reference it was fitted with, and whether its compiled
+"""A fitted normalizer on disk (its file names: ``share_ner.model.NORMALIZER_FILES``): the lexicon reference it was fitted with, and whether its compiled
 indexes are in the cache.
 """
 
@@ -15,24 +15,13 @@ from share_ner.lexicons.hpo import default_lexicon
 from share_ner.lexicons.index import index_cache_path
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.lexicons.loader import load_lexicon
+from share_ner.model import NORMALIZER_FILES
 
 FORMAT_VERSION = 1
 
 
 # Settings a saved normalizer.json lacks when it was written before they existed: the behaviour of that time.
 LEGACY_SETTINGS = {"coverage_weight": 0.0, "thesaurus": False, "negation_guard": False}
-
-
-CONFIG_FILE = "normalizer.json"
-
-
-GAZETTEER_FILE = "gazetteer.tsv"
-
-
-LEXICON_COPY = "lexicon.tsv"
-
-
-ABBREVIATIONS_FILE = "abbreviations.tsv"  # a site's own abbreviation list, kept with the normalizer fitted on it
 
 
 # Lexicon files up to this size are copied into the model directory; bigger ones are referenced.
@@ -42,7 +31,7 @@ COPY_LIMIT_BYTES = 5_000_000
 def _saved_settings(directory: Path) -> dict[str, Any] | None:
     """The settings file of the normalizer saved in ``directory``, or None if it cannot be read."""
     try:
-        meta = json.loads((directory / CONFIG_FILE).read_text(encoding="utf-8"))
+        meta = json.loads((directory / NORMALIZER_FILES.config).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None

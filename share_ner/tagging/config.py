@@ -12,14 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from share_ner.errors import InputError, ShareNerError
+from share_ner.features.config import FeatureConfig
 from share_ner.io import read_text_file
 from share_ner.settings import checked_settings
-
-if TYPE_CHECKING:
-    from share_ner.features.config import FeatureConfig
 
 SCHEMES = ("biohd", "bio")
 # CRFsuite training algorithms offered, and their iteration counts when the config gives none.
@@ -27,18 +25,6 @@ SCHEMES = ("biohd", "bio")
 # ncbi_disease and bc5cdr (see docs/tagger.md).
 ALGORITHMS = ("pa", "lbfgs")
 DEFAULT_ITERATIONS = {"pa": 30, "lbfgs": 150}
-
-
-def _feature_config_type() -> type[FeatureConfig]:
-    # Imported when first needed: the features package pulls in spaCy (seconds), and this module is read when the
-    # CLI builds its parser (the scheme and algorithm choices).
-    from share_ner.features.config import FeatureConfig
-
-    return FeatureConfig
-
-
-def _default_features() -> FeatureConfig:
-    return _feature_config_type()()
 
 
 @dataclass(frozen=True)
@@ -87,7 +73,7 @@ class TaggerConfig:
     coordination: bool = True
     expand_coordinations: bool = True
     balance_brackets: bool = True
-    features: FeatureConfig = field(default_factory=_default_features)
+    features: FeatureConfig = field(default_factory=FeatureConfig)
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
@@ -120,10 +106,9 @@ class TaggerConfig:
         values = checked_settings(cls, data, "tagger")
         if "features" in values:
             feats = values["features"]
-            feature_type = _feature_config_type()
-            if not isinstance(feats, feature_type):
+            if not isinstance(feats, FeatureConfig):
                 try:
-                    values["features"] = feature_type.from_dict(feats)
+                    values["features"] = FeatureConfig.from_dict(feats)
                 except ShareNerError as exc:
                     raise ShareNerError(f"tagger config: features: {exc}") from None
                 except (TypeError, ValueError) as exc:
