@@ -256,9 +256,6 @@ def write_results(raw: dict) -> None:
     cpu_overhead = (s2["cpu"] - t2["cpu"]) / s2["cpu"]
     # with 2 free cores, local[2] would run local[1]'s work in half the time, less its extra CPU
     cpu_speedup = 2 * s1["cpu"] / s2["cpu"]
-    # on 2 cores local[1]'s JVM runs beside its one Python worker, on the other core; local[2]'s JVM shares the two
-    # cores with two workers: local[2]'s wall is at least all its CPU over 2, local[1]'s at least its Python CPU
-    bound = s1["python_cpu"] / ((s2["cpu"]) / 2)
     per_core = n / s2["worker_cpu"]  # notes per worker CPU second: the rate one executor core sustains
     cluster_cores = EXECUTORS * CORES_PER_EXECUTOR
     hours = PROJECTED_NOTES / (per_core * cluster_cores) / 3600
@@ -341,11 +338,10 @@ def write_results(raw: dict) -> None:
         "the query's code) rather than a cost per note: the same job again in the same session took "
         f"{s2['warm']:.1f} s against {s2['job']:.1f} s.",
         "",
-        f"Why `local[2]` cannot reach 1.8 × `local[1]` on 2 cores: `local[1]` runs one Python worker on one core "
+        f"On 2 cores the JVM shares the cores with the Python workers: `local[1]` runs one Python worker on one core "
         f"while its JVM ({s1['jvm_cpu']:.1f} CPU s) mostly runs on the other; `local[2]` runs two workers and its JVM "
-        f"({s2['jvm_cpu']:.1f} CPU s) on the same two cores. `local[1]`'s wall is at least its Python CPU seconds "
-        f"({s1['python_cpu']:.1f}), `local[2]`'s at least all its CPU seconds over two ({s2['cpu']:.1f} / 2): at "
-        f"best {bound:.2f} × on 2 cores, however free. The Python workers themselves scale: "
+        f"({s2['jvm_cpu']:.1f} CPU s) on the same two cores, so its wall is at least all its CPU seconds over two "
+        f"({s2['cpu']:.1f} / 2 = {s2['cpu'] / 2:.1f} s). The Python workers themselves scale: "
         f"{n / s1['worker_cpu']:.1f} notes per worker CPU second under `local[1]`, {per_core:.1f} under `local[2]`; "
         "on executors whose JVM has cores to spare beside the workers' (a cluster), the rate grows with the cores.",
         "",
