@@ -284,7 +284,7 @@ def report(model_desc: str, start: dict, runs: dict, prof_total: float, stages: 
         "",
         f"Model: {model_desc}." + (f" Code: {args.code}." if args.code else ""),
         f"Notes: `{Path(args.notes).name}` — {s1['notes']:,} notes, {chars:,} characters, {tokens:,} tokens "
-        "(words and punctuation marks, `share_ner.batch.count_tokens`); end to end: read, tokenize, features, "
+        "(words and punctuation marks, `share_ner.batch.annotate.count_tokens`); end to end: read, tokenize, features, "
         "CRF, normalize, write one `.pipe.txt` per note.",
         "",
         "| measure | one process | `--jobs 2` | target |",
