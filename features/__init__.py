@@ -5,40 +5,21 @@ dict per token for sklearn-crfsuite / pycrfsuite. ``FeatureConfig`` switches gro
 ``FeatureResources`` carries the lexicon matcher, word clusters and abbreviation list.
 """
 
-import importlib
-from typing import Any
+from share_ner.lazy import lazy_exports
 
-# Each name and the module that defines it, imported when the name is first used (PEP 562): a caller that needs
-# only ``share_ner.features.config`` (the CLI building its parser) does not pay for spaCy, which ``extract`` loads.
+# Each name and the module that defines it, imported when the name is first used: a caller that needs only
+# ``share_ner.features.config`` (the CLI building its parser) does not pay for spaCy, which ``extract`` loads.
 _HOMES = {
-    "GROUPS": "config",
-    "FeatureConfig": "config",
-    "FeatureResources": "extract",
-    "Match": "matcher",
-    "NoteAbbreviations": "extract",
-    "TermMatcher": "matcher",
-    "document_features": "extract",
-    "load_clusters": "clusters",
-    "note_abbreviations": "extract",
-    "sentence_features": "extract",
+    "GROUPS": "share_ner.features.config",
+    "FeatureConfig": "share_ner.features.config",
+    "FeatureResources": "share_ner.features.extract",
+    "Match": "share_ner.features.matcher",
+    "NoteAbbreviations": "share_ner.features.extract",
+    "TermMatcher": "share_ner.features.matcher",
+    "document_features": "share_ner.features.extract",
+    "load_clusters": "share_ner.features.clusters",
+    "note_abbreviations": "share_ner.features.extract",
+    "sentence_features": "share_ner.features.extract",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-
-
-__all__ = [
-    "GROUPS",
-    "FeatureConfig",
-    "FeatureResources",
-    "Match",
-    "NoteAbbreviations",
-    "TermMatcher",
-    "document_features",
-    "load_clusters",
-    "note_abbreviations",
-    "sentence_features",
-]
+__all__ = list(_HOMES)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

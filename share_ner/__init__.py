@@ -15,9 +15,10 @@ Names other than those of ``__all__`` are internals and may change.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention, Sentence, Token  # noqa: F401
+from share_ner.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time these load on first use (__getattr__)
     from share_ner.api import Annotator, Comparison, Scores, compare, evaluate, load  # noqa: F401
@@ -58,16 +59,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'share_ner' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
