@@ -29,6 +29,7 @@ from typing import Any
 
 from share_ner.batch.runner import RunSummary
 from share_ner.errors import ShareNerError
+from share_ner.formats.parquet import require_pyarrow
 from share_ner.inputs.mimic import MIMIC_III, MIMIC_IV
 from share_ner.io import GOLD_SUFFIXES
 from share_ner.spark import Tally, add_workers, annotate_counted, check_columns, model_error_line, require_spark
@@ -298,8 +299,7 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
 def _rejects_frame(spark: Any, rejects: list[tuple[str, str]]) -> Any:
     """The rejects as a one-partition DataFrame, handed to the JVM as Arrow (a list of rows would need a Python
     worker to unpickle them)."""
-    import pyarrow as pa
-
+    pa = require_pyarrow()
     ids, reasons = (list(c) for c in zip(*rejects)) if rejects else ([], [])
     return spark.createDataFrame(pa.table({"note_id": pa.array(ids, pa.string()),
                                            "reason": pa.array(reasons, pa.string())}))
