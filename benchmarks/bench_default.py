@@ -10,7 +10,7 @@ The default model is built exactly as ``share-ner tag`` builds it on first use
 under the system temp directory, and the build time is measured. It is trained
 only on the project's own data (the synthetic corpus and HPO/term-list
 templates): every split of the corpora directory (``--data``, see ``bench_data.py``) is unseen text. Each test split
-is tagged and normalized (``Pipeline.annotate``) and scored with H-eval's
+is tagged and normalized (``Pipeline.annotate``) and scored with the project's
 scorer (``share_ner.eval.scoring.score``): strict and relaxed P/R/F1 (Task 1a)
 and strict/relaxed CUI accuracy (Task 1b). Data are read from
 the corpora directory (``--data``, see ``bench_data.py``); nothing is copied.
@@ -33,7 +33,7 @@ CACHE = Path(os.environ.get("SHARE_NER_BENCH_CACHE", Path(tempfile.gettempdir())
 
 TEST_SPLITS = ("chia/test", "ncbi_disease/test", "bc5cdr/test", "mantra_gsc/test")
 DEV_SPLITS = ("chia/dev", "ncbi_disease/dev")
-# The brief's bar: a longest-match dictionary of Chia's own training mentions scores 0.45 strict F1 on chia/test.
+# The bar to clear: a longest-match dictionary of Chia's own training mentions scores 0.45 strict F1 on chia/test.
 CHIA_TARGET = 0.45
 
 NOTES = {

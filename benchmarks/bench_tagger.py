@@ -13,7 +13,7 @@ features and expansion), ``--scheme bio``, one row per feature group or tagger o
 switched off (chia only, unless ``--all-rows``), the full model trained with L-BFGS instead of
 passive-aggressive (``lbfgs``), and two baselines: a plain contiguous-BIO CRF trained with L-BFGS
 on tutorial word features (the word, affix, shape and window feature groups, a +-1 window; no lexicon,
-gazetteer or clusters) and a longest-match dictionary of the training mentions' strings. Scores come from H-eval's scorer
+gazetteer or clusters) and a longest-match dictionary of the training mentions' strings. Scores come from the project's scorer
 (``share_ner.eval.scoring.score``); "disc. R" is strict recall on the discontiguous gold
 mentions alone. The full model is trained by ``share-ner train`` in a child process, so
 its time and peak memory (``resource.getrusage``) are those of one real training run.

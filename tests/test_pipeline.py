@@ -135,7 +135,7 @@ def test_corrupt_crf_file_is_one_line(model: Path, tmp_path: Path) -> None:
 
 
 def test_tag_command_with_missing_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The tag command (H-batch) reports a missing model directory as one line."""
+    """The tag command reports a missing model directory as one line."""
     rc = main(["tag", str(FIXTURES / "text"), "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()
     assert rc == 2
