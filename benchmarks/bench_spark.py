@@ -1,8 +1,8 @@
 """Benchmark ``share-ner spark`` (local[1], local[2]) against ``share-ner tag --jobs 1/2`` on the same notes.
 
-    python benchmarks/bench_spark.py [--data DIR] [--notes 1000]
+    python benchmarks/bench_spark.py [--data DIR] [--notes N]
 
-The MTSamples notes (the first ``--notes`` in name order) are written once as a Parquet table (note_id, text) for
+The MTSamples notes (all of them, or the first ``--notes`` in name order) are written once as a Parquet table (note_id, text) for
 Spark and as a MIMIC-IV-Note-style CSV for ``share-ner tag`` (both with the default model). Every run is a fresh
 process; its wall time, its CPU seconds (the process and all its children: JVM, Python workers) and its
 summary.json are recorded. Writes ``benchmarks/results/spark.md``.
@@ -32,7 +32,7 @@ PROJECTED_NOTES = 1_000_000_000
 
 
 
-def prepare(notes_dir: Path, n: int, work: Path) -> tuple[Path, Path, int]:
+def prepare(notes_dir: Path, n: int | None, work: Path) -> tuple[Path, Path, int]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -153,17 +153,24 @@ def event_stages(log_dir: Path, since_ms: float, until_ms: float) -> list[dict]:
     return stages
 
 
-def spark_child(master: str, table: str, out: str) -> None:
-    """In a fresh process: start the session, then time the job alone (cold: new Python workers), then the same
-    job again into another directory (warm: the workers and their loaded model reused). The JVM's own CPU (its
-    threads, by group) and the Python processes' are taken apart; the event log gives the job's stages."""
+# the JVM's compilers as the JVM has them by default (C1, then C2 for the hottest code), against share-ner's
+# default for a local session (C1 alone, share_ner.spark_job.LOCAL_CONF)
+FULL_JIT = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4"}
+
+
+def spark_child(master: str, table: str, out: str, conf: str = "{}", warm_too: str = "1") -> None:
+    """In a fresh process: start the session, then time the job alone (cold: a new Python daemon loading the model
+    and forking the workers), then the same job again into another directory (warm: the workers and their model
+    reused). The JVM's own CPU (its threads, by group) and the Python processes' are taken apart; the event log
+    gives the job's stages."""
     from share_ner.spark_job import SparkOptions, run_spark, start_session
 
     events = Path(out + "-events")
     events.mkdir(parents=True)
     t0 = time.perf_counter()
     spark = start_session(master, app="bench-spark", conf={
-        "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false"})
+        "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false",
+        **json.loads(conf)})
     spark.sparkContext.setLogLevel("ERROR")
     session = time.perf_counter() - t0
     jvm = spark.sparkContext._gateway.proc.pid
@@ -174,9 +181,11 @@ def spark_child(master: str, table: str, out: str) -> None:
     job = time.perf_counter() - t1
     until = time.time() * 1000
     (jvm1, py1), threads1, driver1 = tree_cpu(jvm), jvm_threads(jvm), time.process_time()
-    t2 = time.perf_counter()
-    run_spark(SparkOptions(table, out + "-warm"), spark)
-    warm = time.perf_counter() - t2
+    warm = None
+    if warm_too == "1":
+        t2 = time.perf_counter()
+        run_spark(SparkOptions(table, out + "-warm"), spark)
+        warm = time.perf_counter() - t2
     spark.stop()
     print(json.dumps({"session": session, "job": job, "warm": warm, "jvm_cpu": jvm1 - jvm0, "python_cpu": py1 - py0,
                       "driver_cpu": driver1 - driver0, "job_cpu": jvm1 - jvm0 + py1 - py0 + driver1 - driver0,
@@ -184,8 +193,9 @@ def spark_child(master: str, table: str, out: str) -> None:
                       "stages": event_stages(events, since, until)}))
 
 
-def run_spark(master: str, table: Path, out: Path) -> dict:
-    wall, cpu, stdout = timed([sys.executable, __file__, "--spark-child", master, str(table), str(out)])
+def run_spark(master: str, table: Path, out: Path, conf: dict | None = None, warm: bool = True) -> dict:
+    wall, cpu, stdout = timed([sys.executable, __file__, "--spark-child", master, str(table), str(out),
+                               json.dumps(conf or {}), "1" if warm else "0"])
     child = json.loads(stdout.strip().splitlines()[-1])
     summary = json.loads((out / "summary.json").read_text())
     workers = summary["workers"].values()
@@ -194,6 +204,8 @@ def run_spark(master: str, table: Path, out: Path) -> dict:
             "python_cpu": child["python_cpu"], "driver_cpu": child["driver_cpu"], "threads": child["threads"],
             "stages": child["stages"], "mentions": summary["mentions"], "workers": len(workers),
             "rss_mb": max(w["rss_kb"] for w in workers) / 1024,
+            "private_mb": max(w["private_kb"] for w in workers) / 1024,
+            "preload": max(w["preload_seconds"] for w in workers),
             "worker_cpu": sum(w["cpu_seconds"] for w in workers),
             "worker_process_cpu": sum(w["process_cpu_seconds"] for w in workers),
             "load": max(w["load_seconds"] for w in workers)}
@@ -202,9 +214,9 @@ def run_spark(master: str, table: Path, out: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_data_argument(ap)
-    ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to use (default 1000)")
+    ap.add_argument("--notes", type=int, help="MTSamples notes to use (default: all)")
     ap.add_argument("--from-json", metavar="FILE", help="re-make the results file from a run's raw figures")
-    ap.add_argument("--spark-child", nargs=3, metavar=("MASTER", "TABLE", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--spark-child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.spark_child:
         spark_child(*args.spark_child)
@@ -225,9 +237,10 @@ def main() -> None:
             "tag --jobs 2": run_tag(export, work / "t2", 2),
             "spark local[1]": run_spark("local[1]", table, work / "s1"),
             "spark local[2]": run_spark("local[2]", table, work / "s2"),
+            "spark local[2], full JIT": run_spark("local[2]", table, work / "s2c2", FULL_JIT, warm=False),
         }
     load_after = os.getloadavg()
-    raw = {"runs": runs, "notes": args.notes, "chars": chars, "load_before": load_before, "load_after": load_after,
+    raw = {"runs": runs, "notes": args.notes, "all_notes": len(list(notes_dir.glob("*.txt"))), "chars": chars, "load_before": load_before, "load_after": load_after,
            "when": time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
     print(json.dumps(raw), file=sys.stderr)  # the raw figures: --from-json re-makes the table from them
     write_results(raw)
@@ -246,6 +259,7 @@ def stage_label(stage: dict, stages: list[dict]) -> str:
 def write_results(raw: dict) -> None:
     runs, chars, before, after = raw["runs"], raw["chars"], raw["load_before"], raw["load_after"]
     t1, t2, s1, s2 = (runs[k] for k in ("tag --jobs 1", "tag --jobs 2", "spark local[1]", "spark local[2]"))
+    c2 = runs["spark local[2], full JIT"]
     n = s2["notes"]
     rate = {k: r["notes"] / (r["job"] if "job" in r else r["seconds"]) for k, r in runs.items()}
     cpu_rate = {k: r["notes"] / r["cpu"] for k, r in runs.items()}
@@ -264,7 +278,7 @@ def write_results(raw: dict) -> None:
     lines = [
         "# `share-ner spark` against `share-ner tag`",
         "",
-        f"Command: `nice python benchmarks/bench_spark.py --notes {raw['notes']}` "
+        "Command: `nice python benchmarks/bench_spark.py" + (f" --notes {raw['notes']}" if raw["notes"] else "") + "` "
         f"({raw['when']}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores, default model).",
         "",
@@ -272,8 +286,9 @@ def write_results(raw: dict) -> None:
         "work shared the machine, so compare the runs by their CPU seconds and by ratios within this run; "
         "wall-clock rates and speed-ups are lower bounds.",
         "",
-        f"Notes: the first {n:,} MTSamples notes in name order ({chars:,} characters; a subset of the 4,966, to fit "
-        "the time available), as a Parquet table (`note_id`, `text`) for Spark and as a MIMIC-IV-Note-style CSV for "
+        ("Notes: all " if n == raw["all_notes"] else "Notes: the first ")
+        + f"{n:,} MTSamples notes" + (" in name order" if n < raw["all_notes"] else "") + f" ({chars:,} characters), "
+        "as a Parquet table (`note_id`, `text`) for Spark and as a MIMIC-IV-Note-style CSV for "
         "`share-ner tag`. Mentions found: " + ", ".join(f"{k} {r['mentions']:,}" for k, r in runs.items()) + ".",
         "",
         "| run | wall, whole process (s) | session start (s) | job / run wall (s) | notes/s, wall | same job again, "
@@ -284,18 +299,23 @@ def write_results(raw: dict) -> None:
     for k, r in runs.items():
         job = r["job"] if "job" in r else r["seconds"]
         session = f"{r['session']:.1f}" if "session" in r else "–"
-        warm = f"{r['warm']:.1f}" if "warm" in r else "–"
+        warm = f"{r['warm']:.1f}" if r.get("warm") is not None else "–"
         jvm = f"{r['jvm_cpu']:.1f}" if "jvm_cpu" in r else "–"
         py = f"{r['python_cpu']:.1f}" if "python_cpu" in r else "–"
         lines.append(f"| {k} | {r['wall']:.1f} | {session} | {job:.1f} | {rate[k]:.1f} | {warm} | {r['cpu']:.1f} | "
                      f"{jvm} | {py} | {cpu_rate[k]:.2f} |")
     lines += [
         "",
+        "Every Spark run is `share-ner spark`'s default session (the Python daemon `share_ner.spark_daemon`, which "
+        "loads the model once and forks the workers from it; for a local JVM, the JIT compiler C1 alone, "
+        "`-XX:TieredStopAtLevel=1`) except `full JIT`: the same `local[2]` job with the JVM's default compilers "
+        "(C1, then C2 for the hottest code; `spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4`).",
+        "",
         "`job / run wall`: for Spark, the wall time of the whole `run_spark` call once the session is up (reading the "
-        "table, the Python workers starting and loading the model, annotating, writing the tables, the summary); "
+        "table, the Python daemon starting and loading the model, annotating, writing the tables, the summary); "
         "for `share-ner tag`, its summary's `seconds` (model loading included). `same job again`: the same "
-        "`run_spark` call once more in the same session, into another directory: the Python workers are already "
-        "up with the model loaded and the JVM's code compiled. CPU seconds: for Spark, over the job, the JVM's own "
+        "`run_spark` call once more in the same session, into another directory: the Python daemon and workers are "
+        "already up with the model loaded and the JVM's code compiled. CPU seconds: for Spark, over the job, the JVM's own "
         "threads, the Python daemon and workers (from /proc) and the driver's Python; for `share-ner tag`, the "
         "whole process and its workers.",
         "",
@@ -323,20 +343,29 @@ def write_results(raw: dict) -> None:
         "",
         f"`local[2]`, {s2['cpu']:.1f} CPU seconds over the job: the JVM {s2['jvm_cpu']:.1f}, the Python processes "
         f"{s2['python_cpu']:.1f} (of which the workers' tasks {s2['worker_cpu']:.1f}: annotating, as "
-        f"`share-ner tag` does, and the pandas/Arrow rows; their start and model load "
-        f"{s2['worker_process_cpu'] - s2['worker_cpu']:.1f}; the daemon that forks them the rest), the driver's "
-        f"Python {s2['driver_cpu']:.1f}. `share-ner tag --jobs 2` loads the model once and forks its workers from "
-        f"it; each Spark Python worker loads its own. The JVM's CPU seconds by thread:",
+        f"`share-ner tag` does, and the pandas/Arrow rows; the workers' own start "
+        f"{s2['worker_process_cpu'] - s2['worker_cpu']:.1f}; the daemon, its model load "
+        f"({s2['preload']:.1f} s) and the forks, the rest), the driver's Python {s2['driver_cpu']:.1f}. Like "
+        "`share-ner tag --jobs 2`, the daemon loads the model once and forks the workers from it (a worker whose "
+        f"daemon did not load it loads its own: model loads in the workers here, {s2['load']:.1f} s). The JVM's CPU "
+        "seconds by thread:",
         "",
-        "| JVM threads | `local[1]` CPU s | `local[2]` CPU s |",
-        "|---|---:|---:|",
+        "| JVM threads | `local[1]` CPU s | `local[2]` CPU s | `local[2]`, full JIT, CPU s |",
+        "|---|---:|---:|---:|",
     ]
-    lines += [f"| {g} | {s1['threads'][g]:.1f} | {s2['threads'][g]:.1f} |" for g in s2["threads"]]
+    lines += [f"| {g} | {s1['threads'][g]:.1f} | {s2['threads'][g]:.1f} | {c2['threads'][g]:.1f} |"
+              for g in s2["threads"]]
+    task = "executor tasks (reading, shuffle, Arrow to and from Python, Parquet writing)"
     lines += [
         "",
-        "Most of the JVM's seconds are a fixed cost of a fresh JVM (compiling its hot code, planning and generating "
-        "the query's code) rather than a cost per note: the same job again in the same session took "
-        f"{s2['warm']:.1f} s against {s2['job']:.1f} s.",
+        f"C1 alone against the full JIT, in the same `local[2]` job: the JVM {s2['jvm_cpu']:.1f} CPU s against "
+        f"{c2['jvm_cpu']:.1f}, the job {s2['cpu']:.1f} CPU s and {s2['job']:.1f} s wall against {c2['cpu']:.1f} and "
+        f"{c2['job']:.1f}; the executor tasks' own CPU, the JVM's work per note that C2 would make faster, "
+        f"{s2['threads'][task]:.1f} s against {c2['threads'][task]:.1f}. On a cluster the executors' JVMs run for "
+        "the whole job, where C2's compiling is paid once; share-ner sets C1 alone only for a local JVM it starts "
+        "itself. The rest of the JVM's seconds are mostly a fixed cost of a fresh JVM (loading its classes, "
+        "planning and generating the query's code) rather than a cost per note: the same job again in the same "
+        f"session took {s2['warm']:.1f} s against {s2['job']:.1f} s.",
         "",
         f"On 2 cores the JVM shares the cores with the Python workers: `local[1]` runs one Python worker on one core "
         f"while its JVM ({s1['jvm_cpu']:.1f} CPU s) mostly runs on the other; `local[2]` runs two workers and its JVM "
@@ -366,20 +395,22 @@ def write_results(raw: dict) -> None:
         "little against annotating (both are inside the tasks' CPU seconds above), so larger batches would save "
         "little and hold more notes in a worker at once.",
         "",
-        f"Python worker processes: {s1['workers']} under `local[1]`, {s2['workers']} under `local[2]`; model load in the "
-        f"slowest worker {s1['load']:.1f} s and {s2['load']:.1f} s (wall, on the loaded machine). Peak memory (max RSS) "
-        f"of a Python worker: {s1['rss_mb']:.0f} MB (`local[1]`), {s2['rss_mb']:.0f} MB (`local[2]`); the model is "
-        "loaded once per worker process and kept for its later tasks (Spark reuses its Python workers). The JVM is "
-        "not counted there.",
+        f"Python worker processes: {s1['workers']} under `local[1]`, {s2['workers']} under `local[2]`, forked from the "
+        f"daemon, which loaded the model in {s1['preload']:.1f} s and {s2['preload']:.1f} s (wall). Peak memory (max "
+        f"RSS) of a Python worker: {s1['rss_mb']:.0f} MB (`local[1]`), {s2['rss_mb']:.0f} MB (`local[2]`), of which "
+        f"its own, not shared with the daemon and the other workers (Linux's private pages): {s1['private_mb']:.0f} MB "
+        f"and {s2['private_mb']:.0f} MB. Spark reuses its Python workers, so a worker's model serves all its later "
+        "tasks. The JVM is not counted there.",
         "",
         "## Projection: 1 billion notes on 100 executors of 16 cores",
         "",
         f"From the measured rate per core: `local[2]`'s Python workers annotated {n:,} notes in "
         f"{s2['worker_cpu']:.1f} CPU seconds, {per_core:.1f} notes per core-second (MTSamples notes, "
         f"{chars / n:,.0f} characters on average). {PROJECTED_NOTES:,} notes on {cluster_cores:,} cores at that rate: "
-        f"{PROJECTED_NOTES / (per_core * cluster_cores):,.0f} s, about {hours:.1f} hours, plus each worker's model "
-        f"load (≈ {s2['load']:.0f} s, once per worker) and reading the notes. This assumes one Python worker per "
-        "core, each with its own model in memory (give the executors that memory), notes of this size, and input "
+        f"{PROJECTED_NOTES / (per_core * cluster_cores):,.0f} s, about {hours:.1f} hours, plus each executor's model "
+        f"load (≈ {s2['preload']:.0f} s, once per executor, in its Python daemon) and reading the notes. This assumes "
+        "one Python worker per core, forked from the executor's daemon with the model loaded (give each worker "
+        "memory for its own pages, above), notes of this size, and input "
         "split into at least as many partitions as cores; longer notes (MIMIC discharge summaries run to several "
         "times this length) scale the time with their characters.",
         "",

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import resource
 import time
@@ -36,6 +37,7 @@ from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import BASE_COLUMNS, mention_rows
 from share_ner.inputs.mimic import text_problem
 from share_ner.io import doc_id_from_path
+from share_ner.spark_daemon import PRELOAD_ENV
 
 # Notes handed to the annotator at once, as share-ner tag's default batches (its --batch-notes / --batch-chars).
 BATCH_NOTES = 16
@@ -45,6 +47,16 @@ MODEL_ERROR = "share-ner model error: "
 KINDS = ("mention", "reject", "note", "worker")
 
 _MODELS: dict[str, Any] = {}  # per Python worker: model key -> loaded annotator
+# the model the Python daemon loaded before forking this worker (share_ner.spark_daemon): key, load seconds
+_PRELOADED: dict[str, Any] = {}
+
+
+def preloaded(key: str, annotator: Any, seconds: float) -> None:
+    """Record the annotator the Python daemon loaded for ``key``; the workers it forks find it in their cache."""
+    _MODELS.clear()
+    _MODELS[key] = annotator
+    _PRELOADED.clear()
+    _PRELOADED.update(key=key, seconds=seconds)
 
 
 def require_spark() -> Any:
@@ -77,8 +89,9 @@ def _all_schema(attributes: bool) -> Any:
 
     extra = [T.StructField("reason", T.StringType()), T.StructField("tokens", T.LongType()),
              T.StructField("characters", T.LongType()), T.StructField("mentions", T.IntegerType()),
-             T.StructField("rss_kb", T.LongType()), T.StructField("cpu_seconds", T.DoubleType()),
-             T.StructField("load_seconds", T.DoubleType()), T.StructField("process_cpu_seconds", T.DoubleType())]
+             T.StructField("rss_kb", T.LongType()), T.StructField("private_kb", T.LongType()),
+             T.StructField("cpu_seconds", T.DoubleType()), T.StructField("load_seconds", T.DoubleType()),
+             T.StructField("preload_seconds", T.DoubleType()), T.StructField("process_cpu_seconds", T.DoubleType())]
     return T.StructType([T.StructField("kind", T.StringType()), *mention_schema(attributes).fields, *extra])
 
 
@@ -164,12 +177,25 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> Any:
     return pd.DataFrame([[r.get(c) for c in columns] for r in rows], columns=columns, dtype=object)
 
 
-def _worker_figures(cpu0: float, load_seconds: float) -> dict[str, Any]:
-    """This task's figures: the worker's peak memory, its CPU seconds in the task (model load left out), the
-    seconds it spent loading the model, and its whole CPU seconds so far (its start and model load included)."""
+def _worker_figures(key: str, cpu0: float, load_seconds: float) -> dict[str, Any]:
+    """This task's figures: the worker's peak memory and its own memory (not shared with the daemon it was
+    forked from), its CPU seconds in the task (model load left out), the seconds it spent loading the model, the
+    seconds the daemon spent loading it for the worker (0 if it did not), and its whole CPU seconds so far (its
+    start and model load included; not the daemon's)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return {"rss_kb": usage.ru_maxrss, "cpu_seconds": time.process_time() - cpu0, "load_seconds": load_seconds,
+    return {"rss_kb": usage.ru_maxrss, "private_kb": _private_kb(), "cpu_seconds": time.process_time() - cpu0,
+            "load_seconds": load_seconds,
+            "preload_seconds": _PRELOADED["seconds"] if _PRELOADED.get("key") == key else 0.0,
             "process_cpu_seconds": usage.ru_utime + usage.ru_stime}
+
+
+def _private_kb() -> int:
+    """The memory this process does not share with others (Linux's Private_Clean + Private_Dirty), 0 if unknown."""
+    try:
+        with open("/proc/self/smaps_rollup", encoding="ascii") as f:
+            return sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean:", "Private_Dirty:")))
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _partition(batches: Iterator[Any], *, key: str, loader: Callable[[], Any], columns: list[str],
@@ -180,7 +206,8 @@ def _partition(batches: Iterator[Any], *, key: str, loader: Callable[[], Any], c
     for rows in _annotated(batches, annotator=annotator, **how):
         if rows:
             yield _frame(rows, columns)
-    yield _frame([{"kind": "worker", "note_id": str(os.getpid()), **_worker_figures(cpu0, load_seconds)}], columns)
+    yield _frame([{"kind": "worker", "note_id": str(os.getpid()), **_worker_figures(key, cpu0, load_seconds)}],
+                 columns)
 
 
 class Tally:
@@ -205,10 +232,10 @@ class Tally:
 def add_workers(into: dict[str, dict[str, Any]], more: dict[str, dict[str, Any]]) -> None:
     """Add the worker figures ``more`` (by process id) to ``into``: peak memory the max, seconds summed."""
     for pid, w in more.items():
-        have = into.setdefault(pid, {"rss_kb": 0, "cpu_seconds": 0.0, "load_seconds": 0.0,
-                                     "process_cpu_seconds": 0.0})
-        have["rss_kb"] = max(have["rss_kb"], w["rss_kb"])
-        have["process_cpu_seconds"] = max(have["process_cpu_seconds"], w["process_cpu_seconds"])
+        have = into.setdefault(pid, {"rss_kb": 0, "private_kb": 0, "cpu_seconds": 0.0, "load_seconds": 0.0,
+                                     "preload_seconds": 0.0, "process_cpu_seconds": 0.0})
+        for name in ("rss_kb", "private_kb", "preload_seconds", "process_cpu_seconds"):
+            have[name] = max(have[name], w[name])
         have["cpu_seconds"] += w["cpu_seconds"]
         have["load_seconds"] += w["load_seconds"]
 
@@ -234,19 +261,20 @@ def _counted_partition(batches: Iterator[Any], *, key: str, loader: Callable[[],
                 mine["characters"] += r["characters"]
         if mentions:
             yield _frame(mentions, columns)
-    mine["workers"][str(os.getpid())] = _worker_figures(cpu0, load_seconds)
+    mine["workers"][str(os.getpid())] = _worker_figures(key, cpu0, load_seconds)
     tally.add(mine)
 
 
 # ---------------------------------------------------------------- on the driver
 
 
-def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callable[[], Any]]:
-    """A key naming the model and a picklable function that loads it in a worker."""
+def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callable[[], Any], str | None]:
+    """A key naming the model, a picklable function that loads it in a worker, and the directory the Python
+    daemon loads it from before forking the workers (None: a factory, which each worker runs itself)."""
     if callable(model):  # an annotator factory, as share_ner.batch takes
         from pyspark import cloudpickle
 
-        return "factory:" + hashlib.sha256(cloudpickle.dumps(model)).hexdigest(), model
+        return "factory:" + hashlib.sha256(cloudpickle.dumps(model)).hexdigest(), model, None
     if model is None:
         model = default_model_dir()
     path = str(model)
@@ -256,10 +284,17 @@ def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callab
     if ship_model:
         if not local:
             raise ShareNerError(f"{path}: a shipped model must be a local directory")
+        from pyspark import SparkFiles
+
         directory = Path(path.removeprefix("file:")).resolve()
         spark.sparkContext.addFile(str(directory), recursive=True)
-        return f"shipped:{directory.name}", functools.partial(_load_shipped, directory.name)
-    return f"path:{path}", functools.partial(load_annotator, path.removeprefix("file:") if local else path)
+        # where the executor fetches it: the driver's files directory in local mode, else the executor's working
+        # directory, where the daemon starts (SparkFiles' root on an executor)
+        here = os.path.join(SparkFiles.getRootDirectory(), directory.name)
+        at = here if spark.sparkContext.master.startswith("local") else directory.name
+        return f"shipped:{directory.name}", functools.partial(_load_shipped, directory.name), at
+    where = path.removeprefix("file:") if local else path
+    return f"path:{path}", functools.partial(load_annotator, where), where
 
 
 def check_columns(df: Any, *names: str, source: str = "the input") -> None:
@@ -277,9 +312,8 @@ def annotate_all(df: Any, text_col: str = "text", id_col: str = "note_id", model
     ``characters``) and one ``worker`` row per task (its peak memory and CPU seconds). Lazy, like any DataFrame:
     persist it before taking several results from it, or each one annotates again."""
     schema = _all_schema(attributes)
-    body = functools.partial(_partition, columns=schema.fieldNames(), **_worker_args(
-        df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path))
-    return df.select(id_col, text_col).mapInPandas(body, schema)
+    how = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
+    return _map(df, functools.partial(_partition, columns=schema.fieldNames(), **how), schema)
 
 
 def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
@@ -290,9 +324,29 @@ def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = 
     over the notes gives every output. Read ``tally.value`` after the one action that writes the mentions;
     Spark applies each task's update once (a failed or retried task's is dropped)."""
     schema = mention_schema(attributes)
-    body = functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, **_worker_args(
-        df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path))
-    return df.select(id_col, text_col).mapInPandas(body, schema)
+    how = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
+    return _map(df, functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, **how), schema)
+
+
+def _map(df: Any, body: functools.partial, schema: Any) -> Any:
+    """``mapInPandas(body)`` over the id and text columns. The function handed to Spark carries the session's
+    Python environment with :data:`PRELOAD_ENV` naming the model, so that a Python daemon started for it
+    (``spark.python.daemon.module=share_ner.spark_daemon``) loads the model before forking the workers; the
+    session's environment is left as it was (the variable is part of the key Spark keeps its daemons under)."""
+    environment = df.sparkSession.sparkContext.environment
+    before = environment.get(PRELOAD_ENV)
+    at = body.keywords.pop("preload")
+    if at is not None:
+        environment[PRELOAD_ENV] = json.dumps({"key": body.keywords["key"], "path": at})
+    else:
+        environment.pop(PRELOAD_ENV, None)
+    try:
+        return df.select(body.keywords["id_col"], body.keywords["text_col"]).mapInPandas(body, schema)
+    finally:
+        if before is None:
+            environment.pop(PRELOAD_ENV, None)
+        else:
+            environment[PRELOAD_ENV] = before
 
 
 def _worker_args(df: Any, text_col: str, id_col: str, model: Any, attributes: bool, ship_model: bool,
@@ -302,8 +356,8 @@ def _worker_args(df: Any, text_col: str, id_col: str, model: Any, attributes: bo
     require_spark()
     check_columns(df, id_col, text_col)
     spark = SparkSession.getActiveSession() or df.sparkSession
-    key, loader = _model_loader(spark, model, ship_model)
-    return {"key": key, "loader": loader, "text_col": text_col, "id_col": id_col, "attributes": attributes,
+    key, loader, preload = _model_loader(spark, model, ship_model)
+    return {"key": key, "loader": loader, "preload": preload, "text_col": text_col, "id_col": id_col, "attributes": attributes,
             "latin1": latin1, "id_from_path": id_from_path}
 
 

@@ -58,6 +58,27 @@ class SparkOptions:
     include_errors: bool = False
     partitions: int | None = None  # per chunk; default 3 per core of the cluster
     files_per_chunk: int | None = None
+    conf: tuple[tuple[str, str], ...] = ()  # Spark settings of the session run_spark starts (no effect on output)
+
+
+# Settings of the sessions share-ner starts, unless the caller's conf or spark-submit's --conf set them: the
+# Python daemon that loads the model once and forks the workers from it (share_ner.spark_daemon).
+DEFAULT_CONF = {"spark.python.daemon.module": "share_ner.spark_daemon"}
+# ... and of a local session whose JVM share-ner launches: that JVM (driver and executor at once) shares the
+# machine's cores with the Python workers, and its own work is small beside theirs, so compiling its hot code
+# with the optimizing compiler (C2) costs more CPU than the faster code saves; C1 alone compiles in a fraction of
+# it (benchmarks/results/spark.md measures both). Set spark.driver.extraJavaOptions to choose otherwise.
+LOCAL_CONF = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+
+
+def _set_already(key: str) -> bool:
+    """Whether spark-submit (which started the JVM) was given ``key``."""
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return False
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()
+    return SparkConf().contains(key)
 
 
 def check_java() -> None:
@@ -86,24 +107,32 @@ def guess_format(path: str) -> str:
 
 def start_session(master: str | None, app: str = "share-ner", conf: dict[str, str] | None = None) -> Any:
     """A SparkSession: ``master``, else spark-submit's, else ``local[*]``; ``conf``: more Spark settings (e.g. an
-    event log). A local session's workers run this Python (otherwise they would start whatever ``python3`` is
-    first on PATH)."""
+    event log), over :data:`DEFAULT_CONF` and, for a local JVM launched here, :data:`LOCAL_CONF` (a key given in
+    ``conf`` or to spark-submit is left as given). A local session's workers run this Python (otherwise they
+    would start whatever ``python3`` is first on PATH)."""
     require_spark()
     check_java()
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder
+    defaults = dict(DEFAULT_CONF)
     # under spark-submit (which starts the JVM and says where) the master is its --master
     if master or not os.environ.get("PYSPARK_GATEWAY_PORT"):
         master = master or "local[*]"
         builder = builder.master(master)
         if master.startswith("local"):
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            if not os.environ.get("PYSPARK_GATEWAY_PORT"):  # the JVM is launched below, with these options
+                defaults.update(LOCAL_CONF)
     builder = (builder.appName(app)
                .config("spark.ui.showConsoleProgress", "false")
                # notes of a few kB to a few hundred kB: Arrow batches of 256 rows keep a worker's input small
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256"))
-    for key, value in (conf or {}).items():
+    settings = dict(conf or {})
+    for key, value in defaults.items():
+        if key not in settings and not _set_already(key):
+            settings[key] = value
+    for key, value in settings.items():
         builder = builder.config(key, value)
     try:
         return builder.getOrCreate()
@@ -207,7 +236,7 @@ def run_spark(opt: SparkOptions, spark: Any = None, *, log: Any = None, factory:
     started = time.perf_counter()
     own = spark is None
     if own:
-        spark = start_session(opt.master)
+        spark = start_session(opt.master, conf=dict(opt.conf))
     try:
         return _run(spark, opt, fmt, started, log, factory)
     finally:

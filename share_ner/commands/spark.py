@@ -34,8 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="partitions per chunk (default: 3 per core of the cluster)")
     p.add_argument("--files-per-chunk", type=at_least(1), metavar="N",
                    help="input files per resumable chunk (default: 1 CSV, 16 Parquet, 10000 note files)")
+    p.add_argument("--conf", action="append", type=spark_setting, default=[], metavar="KEY=VALUE",
+                   help="a Spark setting of the session (repeatable), as spark-submit's --conf; under spark-submit, "
+                   "give it to spark-submit")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary line")
     p.set_defaults(func=run)
+
+
+def spark_setting(text: str) -> tuple[str, str]:
+    """``KEY=VALUE`` of ``--conf`` as a pair."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     opt = SparkOptions(input=args.input, out=args.out, master=args.master, input_format=args.input_format,
                        text_col=args.text_col, id_col=args.id_col, model=args.model, ship_model=args.ship_model,
                        include_errors=args.include_errors, partitions=args.partitions,
-                       files_per_chunk=args.files_per_chunk)
+                       files_per_chunk=args.files_per_chunk, conf=tuple(args.conf))
     summary = run_spark(opt, log=None if args.quiet else sys.stderr)
     if not args.quiet:
         print(f"share-ner: {summary.line()}", file=sys.stderr)
