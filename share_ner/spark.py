@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from share_ner import spark_daemon
 from share_ner.batch.annotate import annotate_notes, load_annotator
 from share_ner.batch.processes import settle_heap
 from share_ner.default_model.build import default_model_dir
@@ -47,16 +48,6 @@ MODEL_ERROR = "share-ner model error: "
 KINDS = ("mention", "reject", "note", "worker")
 
 _MODELS: dict[str, Any] = {}  # per Python worker: model key -> loaded annotator
-# the model the Python daemon loaded before forking this worker (share_ner.spark_daemon): key, load seconds
-_PRELOADED: dict[str, Any] = {}
-
-
-def preloaded(key: str, annotator: Any, seconds: float) -> None:
-    """Record the annotator the Python daemon loaded for ``key``; the workers it forks find it in their cache."""
-    _MODELS.clear()
-    _MODELS[key] = annotator
-    _PRELOADED.clear()
-    _PRELOADED.update(key=key, seconds=seconds)
 
 
 def require_spark() -> Any:
@@ -101,6 +92,10 @@ def _all_schema(attributes: bool) -> Any:
 def _annotator(key: str, loader: Callable[[], Any]) -> tuple[Any, float]:
     """The worker's annotator for ``key`` (loaded on first use) and the seconds this call spent loading it."""
     if key in _MODELS:
+        return _MODELS[key], 0.0
+    if spark_daemon.PRELOADED.get("key") == key:  # loaded by the daemon this worker was forked from
+        _MODELS.clear()
+        _MODELS[key] = spark_daemon.PRELOADED["annotator"]
         return _MODELS[key], 0.0
     start = time.perf_counter()
     try:
@@ -185,7 +180,7 @@ def _worker_figures(key: str, cpu0: float, load_seconds: float) -> dict[str, Any
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return {"rss_kb": usage.ru_maxrss, "private_kb": _private_kb(), "cpu_seconds": time.process_time() - cpu0,
             "load_seconds": load_seconds,
-            "preload_seconds": _PRELOADED["seconds"] if _PRELOADED.get("key") == key else 0.0,
+            "preload_seconds": spark_daemon.PRELOADED["seconds"] if spark_daemon.PRELOADED.get("key") == key else 0.0,
             "process_cpu_seconds": usage.ru_utime + usage.ru_stime}
 
 

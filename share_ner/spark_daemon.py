@@ -20,13 +20,17 @@ import json
 import os
 import sys
 import time
+from typing import Any
 
 PRELOAD_ENV = "SHARE_NER_SPARK_PRELOAD"
+# in the daemon and the workers it forks: the model loaded before the forks (key, annotator, load seconds), which
+# share_ner.spark's workers take when their job asks for that key
+PRELOADED: dict[str, Any] = {}
 
 
 def preload(spec: str | None) -> str | None:
-    """Load the model ``spec`` names (JSON: ``key`` and ``path``) into :data:`share_ner.spark._MODELS`; the key
-    loaded, or None (nothing asked, or the one-line reason already written to stderr)."""
+    """Load the model ``spec`` names (JSON: ``key`` and ``path``) into :data:`PRELOADED`; the key loaded, or None
+    (nothing asked, or the one-line reason already written to stderr)."""
     if not spec:
         return None
     try:
@@ -39,7 +43,8 @@ def preload(spec: str | None) -> str | None:
         return None
     # One loaded model serves every worker forked from here: no thread pools per worker (as share-ner tag's).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from share_ner import spark
+    # Imported only to preload: without a model to load the daemon is PySpark's, with nothing imported before its
+    # forks that could start threads (numpy's, the model's).
     from share_ner.batch.annotate import load_annotator
     from share_ner.batch.processes import settle_heap
 
@@ -51,12 +56,16 @@ def preload(spec: str | None) -> str | None:
         print(f"share-ner spark daemon: cannot preload {path} ({type(exc).__name__}); the workers load the model",
               file=sys.stderr)
         return None
-    spark.preloaded(key, annotator, time.perf_counter() - start)
     settle_heap()
+    PRELOADED.clear()
+    PRELOADED.update(key=key, annotator=annotator, seconds=time.perf_counter() - start)
     return key
 
 
 def main() -> None:
+    # Run as ``python -m``, this module is __main__; registered under its own name too, so that share_ner.spark in
+    # the forked workers finds PRELOADED here rather than in a second, empty copy of the module.
+    sys.modules.setdefault(__spec__.name if __spec__ else "share_ner.spark_daemon", sys.modules[__name__])
     preload(os.environ.get(PRELOAD_ENV))
     from pyspark import daemon
 

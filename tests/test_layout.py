@@ -12,7 +12,9 @@ PACKAGE_DIRS = {"share_ner": ROOT / "share_ner", "share_ner.features": ROOT / "f
                 "share_ner.lexicons": ROOT / "lexicons", "share_ner.eval": ROOT / "eval"}
 # Function-level imports of the project's own modules outside cli.py and commands/, each with its reason in the
 # code: (importing module, imported module).
-ALLOWED_LAZY: set[tuple[str, str]] = set()
+ALLOWED_LAZY: set[tuple[str, str]] = {
+    # PySpark's daemon for share-ner: the model's modules imported only when it has a model to load before forking
+    ("share_ner.spark_daemon", "share_ner.batch.annotate"), ("share_ner.spark_daemon", "share_ner.batch.processes")}
 
 
 def _modules() -> dict[str, Path]:

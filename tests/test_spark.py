@@ -114,6 +114,13 @@ def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: 
         key: tag_summary[key] for key in COUNTS}
     assert 1 <= len(written["workers"]) <= 2
     assert all(w["process_cpu_seconds"] >= w["cpu_seconds"] > 0 for w in written["workers"].values())
+    # the session's Python daemon (share_ner.spark_daemon) loaded the model; the workers forked from it did not
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "share_ner.spark_daemon"
+    assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in written["workers"].values())
+    assert all(0 < w["private_kb"] <= w["rss_kb"] for w in written["workers"].values())
+    from share_ner.spark_daemon import PRELOAD_ENV
+
+    assert PRELOAD_ENV not in spark.sparkContext.environment  # the session's environment left as it was
     # the mention text column is the spans' words, as in the JSON Lines
     import pyarrow.dataset as ds
 
@@ -145,6 +152,8 @@ def test_bad_rows_and_a_raising_note_are_rejected_and_the_rest_written(spark, mo
     assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v and k != "22"}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["notes"] == 12 and summary["rejected"] == 3
+    # a factory is nothing the daemon can load first: each worker ran it itself
+    assert all(w["load_seconds"] > 0 and w["preload_seconds"] == 0 for w in summary["workers"].values())
     assert tag_summary["rejected"] == 2  # share-ner tag rejects the same empty and undecodable rows
     assert "fever" not in json.dumps(rejects)
 
@@ -223,9 +232,41 @@ def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) ->
         run_spark(SparkOptions(str(csv_path), str(tmp_path / "o2"), model=str(tmp_path / "nowhere")), spark)
 
 
+def test_daemon_preload_loads_the_named_model_or_falls_back(model_dir: Path, tmp_path: Path, monkeypatch,
+                                                          capsys) -> None:
+    from share_ner import spark as share_spark
+    from share_ner import spark_daemon
+    from share_ner.spark_daemon import preload
+
+    monkeypatch.setattr(share_spark, "_MODELS", {})
+    monkeypatch.setattr(spark_daemon, "PRELOADED", {})
+    monkeypatch.setattr("share_ner.batch.processes.settle_heap", lambda: None)  # not pytest's own heap
+    spec = json.dumps({"key": f"path:{model_dir}", "path": str(model_dir)})
+    assert preload(spec) == f"path:{model_dir}"
+    # a worker forked from the daemon takes that model for that key, and loads any other itself
+    assert share_spark._annotator(f"path:{model_dir}", lambda: pytest.fail("loaded again"))[1] == 0.0
+    assert spark_daemon.PRELOADED["seconds"] > 0
+    assert share_spark._annotator("path:other", lambda: "other")[0] == "other"
+    assert capsys.readouterr().out == ""  # the daemon's stdout carries its port to the JVM
+    # nothing asked, a directory this executor does not have, a spec that is none, a model that does not load:
+    # nothing loaded, and the workers load it themselves
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    spark_daemon.PRELOADED.clear()
+    assert preload(None) is None and preload(json.dumps({"key": "shipped:m", "path": str(tmp_path / "m")})) is None
+    assert preload("not json") is None
+    assert preload(json.dumps({"key": f"path:{empty}", "path": str(empty)})) is None
+    assert spark_daemon.PRELOADED == {}
+    err = capsys.readouterr()
+    assert err.out == "" and err.err.count("\n") == 2 and "the workers load the model" in err.err
+
+
 def test_cli_errors_without_pyspark_or_java(tmp_path: Path, capsys, monkeypatch) -> None:
     csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
     argv = ["spark", str(csv_path), "--out", str(tmp_path / "o"), "--master", "local[1]"]
+    with pytest.raises(SystemExit):
+        main([*argv, "--conf", "spark.ui.enabled"])
+    assert "expected KEY=VALUE, got 'spark.ui.enabled'" in capsys.readouterr().err
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     assert main(argv) == 2
