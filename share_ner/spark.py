@@ -5,9 +5,11 @@
     >>> mentions, rejects = annotate(notes, model="/dbfs/models/m", rejects=True)  # doctest: +SKIP
 
 The work per partition is :func:`share_ner.batch.annotate_notes`, the function ``share-ner tag`` maps over its
-batches, so both give the same mentions. It runs in ``mapInPandas``; each Python worker loads the model once (a
-module-level cache keyed by the model) and keeps it for every later task, never once per row. The model is read
-from a path every executor can read, or shipped with the job (``ship_model=True``: ``SparkContext.addFile``).
+batches, so both give the same mentions. It runs in ``mapInPandas``. Under :mod:`share_ner.spark_daemon` (the
+sessions share-ner starts use it) each executor's Python daemon loads the model once and forks the workers from
+it; otherwise each Python worker loads it at its first task. Either way a worker keeps it (a module-level cache
+keyed by the model) for every later task, never loading it once per row. The model is read from a path every
+executor can read, or shipped with the job (``ship_model=True``: ``SparkContext.addFile``).
 
 Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
 ``cui`` and the attribute columns). A note that cannot be tagged (empty, undecodable, or the annotator raised)
