@@ -389,7 +389,7 @@ def write_results(raw: dict) -> None:
         f"{len({st['job'] for st in stages})} Spark jobs and one pass over the notes: the mentions are written by the "
         "job that annotates them, while an accumulator gathers the counts of the summary and the rejects, which the "
         "driver writes as a small table; nothing is persisted or read twice. The one shuffle spreads the notes of a "
-        "single-row-group Parquet file over the cores; an input already in as many partitions as cores is not "
+        "single-row-group Parquet file over 3 tasks per core; an input read in at least that many tasks is not "
         "shuffled. `executor run` counts the Python workers' time the task waits for; `executor JVM CPU`, the "
         "task threads' own. Arrow batches of 256 rows: turning the rows to pandas and Arrow costs the workers "
         "little against annotating (both are inside the tasks' CPU seconds above), so larger batches would save "

@@ -345,10 +345,12 @@ def _committed(fs: _Fs, name: str) -> bool:
 
 
 def _spread(notes: Any, partitions: int | None, cores: int) -> Any:
-    """The notes over ``partitions`` tasks if asked, else as read unless that leaves cores idle (one gzipped CSV
-    or one Parquet row group is one task): only then the shuffle of a repartition, 3 tasks per core for balance."""
+    """The notes over ``partitions`` tasks if asked, else as read when that gives at least 3 tasks per core, else
+    over 3 tasks per core by the shuffle of a repartition. Fewer cannot balance the cores: one gzipped CSV is one
+    task, and a Parquet file split in several tasks may still hold one row group, which the task holding its middle
+    reads whole while the others get nothing."""
     if partitions:
         return notes.repartition(partitions)
-    if notes.rdd.getNumPartitions() < cores:
+    if notes.rdd.getNumPartitions() < 3 * cores:
         return notes.repartition(3 * cores)
     return notes
