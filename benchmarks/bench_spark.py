@@ -355,6 +355,10 @@ def write_results(raw: dict) -> None:
     ]
     lines += [f"| {g} | {s1['threads'][g]:.1f} | {s2['threads'][g]:.1f} | {c2['threads'][g]:.1f} |"
               for g in s2["threads"]]
+    # the JVM's own CPU seconds count its threads that ended during the job; the table by thread cannot name them
+    ended = {k: r["jvm_cpu"] - sum(r["threads"].values()) for k, r in (("s1", s1), ("s2", s2), ("c2", c2))}
+    lines.append(f"| the rest of the JVM's total: threads that ended during the job (compiler threads come and go) | "
+                 f"{ended['s1']:.1f} | {ended['s2']:.1f} | {ended['c2']:.1f} |")
     task = "executor tasks (reading, shuffle, Arrow to and from Python, Parquet writing)"
     lines += [
         "",
