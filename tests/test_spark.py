@@ -220,6 +220,21 @@ def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_pat
     assert str(err.value) == f"{tmp_path / 'notes.parquet'}: no column 'note_id'; columns: id, body"
 
 
+def test_shipped_model_is_loaded_by_the_daemon_from_the_files_spark_fetched(spark, model_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    texts = note_texts()
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([(str(i), "Radiology", "", texts[i % len(texts)])
+                                                             for i in range(1, 9)]))
+    shipped = tmp_path / "shipped-model"
+    shutil.copytree(model_dir, shipped)
+    out = tmp_path / "spark"
+    run_spark(SparkOptions(str(csv_path), str(out), model=str(shipped), ship_model=True), spark)
+    expected, _ = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
+    assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v}
+    workers = json.loads((out / "summary.json").read_text())["workers"].values()
+    assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in workers)
+
+
 def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) -> None:
     csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
     empty = tmp_path / "model"
