@@ -47,7 +47,8 @@ SEARCH_PRODUCT_ENTRIES = 4_000_000
 # with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
 BLOCK_NAMES = 32  # names per block (sorted by their words, so a block's names share most 3-grams)
 BLOCKS_MIN_NAMES = 60_000  # below this many unique names the whole product is faster (HPO, 28,000: by 10-40%)
-FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with
+FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
+FIRST_SHARE = 0.9  # ... up to this many of those whose bound is at least this share of the highest
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
@@ -574,19 +575,22 @@ class NameBlocks:
             for j, w in zip(q_cols.tolist(), q_data.tolist()):
                 weight[0] = w
                 csc_matvec(n_blocks, 1, b_ptr[j:j + 2], b_indices, b_data, weight, bound)
-            blocks = np.flatnonzero(bound)  # the blocks that share a 3-gram with the query
-            if len(blocks) > FIRST_BLOCKS:
-                first = blocks[np.argpartition(bound[blocks], len(blocks) - FIRST_BLOCKS)[-FIRST_BLOCKS:]]
-            else:
-                first = blocks
+            highest = float(bound.max())
+            if highest <= 0:  # no name shares a 3-gram with the query
+                dense[q_cols] = 0.0
+                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+                continue
+            first = np.flatnonzero(bound >= highest * FIRST_SHARE)  # cheaper than a partition of every bound
+            if len(first) > FIRST_BLOCKS:
+                first = first[np.argpartition(bound[first], len(first) - FIRST_BLOCKS)[-FIRST_BLOCKS:]]
             scored: list[int] = []
             best: list[float] = []  # for k > 1: the k highest cosines found, highest first
             cut = 0.0
             for queue in (first, None):
                 if queue is None:  # then every other block whose bound reaches the cut
-                    reach = bound >= cut
+                    reach = bound >= cut if cut > 0 else bound > 0
                     reach[first] = False
-                    queue = np.flatnonzero(reach & (bound > 0))
+                    queue = np.flatnonzero(reach)
                 queue = queue[np.argsort(-bound[queue], kind="stable")]
                 for block, reaches in zip(queue.tolist(), bound[queue].tolist()):
                     if reaches < cut:
