@@ -38,15 +38,17 @@ from share_ner.lexicons.lexicon import Lexicon, cache_dir
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-INDEX_VERSION = 13
+INDEX_VERSION = 14
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
 # The best cosine of a query over a large index is found by blocks of names: a block's bound is the query's product
 # with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
-BLOCK_NAMES = 32  # names per block (sorted by their words, so a block's names share most 3-grams)
-BLOCKS_MIN_NAMES = 60_000  # below this many unique names the whole product is faster (HPO, 28,000: by 10-40%)
+BLOCK_NAMES = 16  # names per block (sorted by their words, so a block's names share most 3-grams)
+# Below this many unique names an index has no blocks: the whole product is fast enough there (HPO), and the
+# blocks' copy of the names is not paid for in memory and load time by every process of the default model
+BLOCKS_MIN_NAMES = 60_000
 FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
 FIRST_SHARE = 0.9  # ... up to this many of those whose bound is at least this share of the highest
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
