@@ -49,8 +49,8 @@ BLOCK_NAMES = 16  # names per block (sorted by their words, so a block's names s
 # Below this many unique names an index has no blocks: the whole product is fast enough there (HPO), and the
 # blocks' copy of the names is not paid for in memory and load time by every process of the default model
 BLOCKS_MIN_NAMES = 60_000
-FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
-FIRST_SHARE = 0.9  # ... up to this many of those whose bound is at least this share of the highest
+FIRST_BLOCKS = 16  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
+FIRST_SHARE = 0.7  # ... up to this many of those whose bound is at least this share of the highest
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
