@@ -10,7 +10,11 @@ Each measurement runs in a fresh process of one of two Python environments: this
 run alternately, ``--rounds`` times each, and each process times ``--passes`` cold passes (string caches and
 search memo emptied) 16 notes at a time and keeps the best; the table shows the best process of each side.
 Rates are mentions per CPU second of the process. Every process also hashes the label and step of every mention
-(decisions made 16 notes at a time), so the table says whether the two sides decide the same.
+(decisions made 16 notes at a time) with its own default model. Where the default model or the decisions changed
+after the baseline, in commits of their own, those hashes differ; ``--reference-python`` names a third code (the
+one before a speed change) whose decisions with this code's default model (its gazetteer, settings and threshold,
+read by the reference's ``Normalizer.load``) are hashed too, in one untimed process per lexicon: the table says
+whether they equal this code's.
 
     nice python benchmarks/bench_speed_scale.py --baseline-python OLD_VENV/bin/python \\
         --out benchmarks/results/speed_scale.md
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import hashlib
 import io
 import json
@@ -81,13 +86,30 @@ def prepare(tmp: Path, data: Path, n_notes: int) -> dict:
 # ---------------------------------------------------------------- child (either checkout)
 
 
+# Where the normalizer's modules are in this layout and in the older flat one (share_ner/normalizer.py,
+# share_ner/default_model.py), so that a baseline checkout of either runs the same child.
+_LAYOUTS = (("share_ner.default_model.build", "share_ner.linking.normalizer",
+             ("share_ner.lexicons.index", "share_ner.linking.normalizer", "share_ner.linking.candidates")),
+            ("share_ner.default_model", "share_ner.normalizer", ("share_ner.lexicons.index", "share_ner.normalizer")))
+
+
+def _layout() -> tuple:
+    """(``default_model_dir``, ``Normalizer``, the modules whose string caches a cold pass empties)."""
+    import importlib
+
+    for build, normalizer, cached in _LAYOUTS:
+        try:
+            model_dir = importlib.import_module(build).default_model_dir
+            norm_cls = importlib.import_module(normalizer).Normalizer
+        except (ImportError, AttributeError):
+            continue
+        return model_dir, norm_cls, [importlib.import_module(m) for m in cached]
+    sys.exit("no share_ner normalizer found in this Python")
+
+
 def _cold(norm) -> None:
     """Empty the string caches and the search memo, as a new process would have them."""
-    import share_ner.lexicons.index as index_mod
-    import share_ner.linking.candidates as candidates_mod
-    import share_ner.linking.normalizer as normalizer_mod
-
-    for module in (index_mod, normalizer_mod, candidates_mod):
+    for module in _layout()[2]:
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", "") == module.__name__:
                 value.cache_clear()
@@ -101,28 +123,39 @@ def _batches(docs: dict, mentions: dict) -> list:
     return [[(docs[d], mentions[d]) for d in ids[i:i + BATCH]] for i in range(0, len(ids), BATCH)]
 
 
-def child(lexicon_file: str, mentions_file: str, passes: int, profile: bool) -> dict:
-    from share_ner.batch.processes import settle_heap
-    from share_ner.default_model.build import default_model_dir
+def _decisions_hash(norm, batches: list) -> str:
+    """A hash of the label and step of every mention, decided 16 notes at a time from a cold start."""
+    _cold(norm)
+    digest = hashlib.sha256()
+    for batch in batches:
+        for (doc, _), decisions in zip(batch, norm.decide_many(batch)):
+            for i, d in enumerate(decisions):
+                digest.update(f"{doc.id}\t{i}\t{d.cui}\t{d.method}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def child(lexicon_file: str, mentions_file: str, passes: int, profile: bool, shared_model: str) -> dict:
+    """Time the normalizer of this Python's default model with the lexicon; hash its decisions, and those of the
+    normalizer saved in ``shared_model`` (a model directory; "-" for none) with the same lexicon."""
     from share_ner.lexicons import load_lexicon
-    from share_ner.linking.normalizer import Normalizer
     from share_ner.pipeline import Pipeline
 
+    default_model_dir, Normalizer, _ = _layout()
     own = Pipeline.load(default_model_dir()).normalizer
     lexicon = load_lexicon(lexicon_file)
     norm = Normalizer(lexicon, own.gazetteer, own.config, own.threshold_)
     docs, mentions = pickle.loads(Path(mentions_file).read_bytes())
     batches = _batches(docs, mentions)
     n = sum(len(ms) for ms in mentions.values())
-    digest = hashlib.sha256()
     for batch in batches[:2]:  # warm: the abbreviation detector's pipeline
         norm.decide_many(batch)
-    settle_heap()
-    _cold(norm)
-    for batch in batches:
-        for (doc, _), decisions in zip(batch, norm.decide_many(batch)):
-            for i, d in enumerate(decisions):
-                digest.update(f"{doc.id}\t{i}\t{d.cui}\t{d.method}\n".encode())
+    gc.collect()  # as share_ner.batch.processes.settle_heap does, here for either code (the baseline has none)
+    gc.freeze()
+    digest = _decisions_hash(norm, batches)
+    shared = None
+    if shared_model != "-":
+        saved = Normalizer.load(Path(shared_model) / "normalizer")
+        shared = _decisions_hash(Normalizer(lexicon, saved.gazetteer, saved.config, saved.threshold_), batches)
     rates = []
     for _ in range(passes):
         _cold(norm)
@@ -130,7 +163,7 @@ def child(lexicon_file: str, mentions_file: str, passes: int, profile: bool) -> 
         for batch in batches:
             norm.decide_many(batch)
         rates.append(n / (time.process_time() - cpu))
-    out = {"rate": max(rates), "rates": rates, "hash": digest.hexdigest()[:16], "mentions": n}
+    out = {"rate": max(rates, default=None), "rates": rates, "hash": digest, "shared_hash": shared, "mentions": n}
     if profile:
         _cold(norm)
         prof = cProfile.Profile()
@@ -172,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-name", default="baseline", help="what to call the baseline in the table")
     ap.add_argument("--baseline-cache", type=Path, help="the baseline's SHARE_NER_CACHE (default: this one's; "
                     "two codes of different INDEX_VERSION sharing a cache rebuild each other's indexes)")
+    ap.add_argument("--reference-python", help="the Python of a third code whose decisions, with this code's default "
+                    "model, must equal this code's (the code before a speed change)")
+    ap.add_argument("--reference-name", default="reference", help="what to call the reference in the table")
+    ap.add_argument("--reference-cache", type=Path, help="the reference's SHARE_NER_CACHE")
     ap.add_argument("--notes", type=int, default=1000, help="MTSamples notes to tag (default 1000)")
     ap.add_argument("--rounds", type=int, default=3, help="processes per side and lexicon, run alternately")
     ap.add_argument("--passes", type=int, default=2, help="timed passes per process (best kept)")
@@ -185,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        lexicon_file, mentions_file, passes, profile = args.child
-        print(json.dumps(child(lexicon_file, mentions_file, int(passes), profile == "1")))
+        lexicon_file, mentions_file, passes, profile, shared_model = args.child
+        print(json.dumps(child(lexicon_file, mentions_file, int(passes), profile == "1", shared_model)))
         return 0
     if not args.baseline_python:
         ap.error("--baseline-python is required")
@@ -213,11 +250,18 @@ def main(argv: list[str] | None = None) -> int:
                 args.out.write_text(text, encoding="utf-8")
             return 0
         results: dict = {(s, lex): [] for s in sides for lex in meta["lexicons"]}
+        if args.reference_python:
+            model = str(_layout()[0]())  # this code's default model
+            for lex, path in meta["lexicons"].items():
+                res = run_child(args.reference_python, path, str(work / "mentions.pkl"), "0", "0", model,
+                                cache=args.reference_cache)
+                results[("reference", lex)] = res["shared_hash"]
+                print("reference", lex, res["shared_hash"], flush=True)
         for r in range(args.rounds):
             for lex, path in meta["lexicons"].items():
                 for side, python in sides.items():
                     profile = "1" if r == 0 and lex == "250k" else "0"
-                    res = run_child(python, path, str(work / "mentions.pkl"), str(args.passes), profile,
+                    res = run_child(python, path, str(work / "mentions.pkl"), str(args.passes), profile, "-",
                                     cache=args.baseline_cache if side == args.baseline_name else None)
                     results[(side, lex)].append(res)
                     print(side, lex, f"{res['rate']:,.0f}", res["hash"], flush=True)
@@ -315,7 +359,9 @@ def tag_report(results: dict, sides: dict, started: str, args) -> str:
 
 def report(results: dict, sides: list, meta: dict, started: str, args) -> str:
     old, new = sides
-    shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name, "--notes",
+    shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name,
+             *(["--reference-python", "REF_VENV/bin/python", "--reference-name", args.reference_name]
+               if args.reference_python else []), "--notes",
              str(args.notes), "--rounds", str(args.rounds), "--passes", str(args.passes)]
     if args.out:
         shown += ["--out", str(args.out)]
@@ -328,17 +374,26 @@ def report(results: dict, sides: list, meta: dict, started: str, args) -> str:
         f"in the first {meta['notes']:,} MTSamples notes, normalized {BATCH} notes at a time with the default "
         "model's gazetteer, settings and threshold plus the lexicon of the row. Rates: mentions per CPU second, the "
         f"best of {args.passes} cold passes per process and of {args.rounds} processes per side (all processes in "
-        "brackets). Decisions: a hash of every mention's label and step.", "",
-        f"| lexicon | {old} | this code | new / old | decisions equal |", "|---|---:|---:|---:|---|"]
+        "brackets). Decisions: a hash of every mention's label and step with each code's own default model (all "
+        "processes of a side give the same one, or the column says so); the two codes' hashes differ where the "
+        "default model or the decisions changed after the baseline, in commits of their own."
+        + (f" The last column: whether {args.reference_name} decides the same as this code, both with this code's "
+           "default model (gazetteer, settings and threshold)." if args.reference_python else ""), "",
+        f"| lexicon | {old} | this code | new / old | decisions ({old}, this code) |"
+        + (f" same decisions as {args.reference_name} |" if args.reference_python else ""),
+        "|---|---:|---:|---:|---|" + ("---|" if args.reference_python else "")]
     for lex, label in (("hpo", "HPO (35,957 strings)"), ("250k", "HPO + ICD-10-CM + composed (250,001 strings)")):
         a, b = results[(old, lex)], results[(new, lex)]
         ra, rb = max(x["rate"] for x in a), max(x["rate"] for x in b)
-        hashes = {x["hash"] for x in a + b}
         all_a = ", ".join(f"{x['rate']:,.0f}" for x in a)
         all_b = ", ".join(f"{x['rate']:,.0f}" for x in b)
-        same = "yes" if len(hashes) == 1 else "NO"
-        shown = "`, `".join(sorted(hashes))
-        lines.append(f"| {label} | {ra:,.0f} ({all_a}) | {rb:,.0f} ({all_b}) | {rb / ra:.2f} | {same} (`{shown}`) |")
+        ha, hb = sorted({x["hash"] for x in a}), sorted({x["hash"] for x in b})
+        row = (f"| {label} | {ra:,.0f} ({all_a}) | {rb:,.0f} ({all_b}) | {rb / ra:.2f} | "
+               f"`{'`/`'.join(ha)}`, `{'`/`'.join(hb)}` |")
+        if args.reference_python:
+            ref = results[("reference", lex)]
+            row += f" {'yes' if hb == [ref] else 'NO'} (`{ref}`) |"
+        lines.append(row)
     for side in sides:
         prof = next((x["profile"] for x in results[(side, "250k")] if "profile" in x), None)
         if not prof:

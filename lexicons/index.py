@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse._sparsetools import csr_matvec  # y += A x for CSR arrays, as the sparse product itself calls it
+from scipy.sparse._sparsetools import csc_matvec, csr_matvec  # y += A x, as the sparse products call them
 
 from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.io import atomic_write_bytes
@@ -38,17 +38,19 @@ from share_ner.lexicons.lexicon import Lexicon, cache_dir
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-INDEX_VERSION = 13
+INDEX_VERSION = 14
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
 # The best cosine of a query over a large index is found by blocks of names: a block's bound is the query's product
 # with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
-BLOCK_NAMES = 32  # names per block (sorted by their words, so a block's names share most 3-grams)
-BLOCKS_MIN_NAMES = 60_000  # below this many unique names the whole product is faster (HPO, 28,000: by 10-40%)
-FIRST_BLOCKS = 8  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with
-NEXT_BLOCKS = 4  # ... then the others that reach it, this many at first, twice as many each time after
+BLOCK_NAMES = 16  # names per block (sorted by their words, so a block's names share most 3-grams)
+# Below this many unique names an index has no blocks: the whole product is fast enough there (HPO), and the
+# blocks' copy of the names is not paid for in memory and load time by every process of the default model
+BLOCKS_MIN_NAMES = 60_000
+FIRST_BLOCKS = 16  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
+FIRST_SHARE = 0.7  # ... up to this many of those whose bound is at least this share of the highest
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
@@ -550,60 +552,74 @@ class NameBlocks:
         self.order, self.rows, self.bounds, self.size = state
 
     def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Per row of ``vectors``: (names, cosines) of scored names (cosine above 0) that include every name whose
-        cosine is at least the ``k``-th highest, ties included. Blocks are scored by decreasing bound, the few
-        highest first, then every other block whose bound reaches the ``k``-th cosine found so far."""
-        bounds = (vectors @ self.bounds).tocsr()
+        """Per row of ``vectors`` (indices sorted, as :meth:`LexiconIndex.vectors` gives them): (names, cosines) of
+        scored names (cosine above 0) that include every name whose cosine is at least the ``k``-th highest, ties
+        included. Blocks are scored by decreasing bound, the few highest first, then every other block whose
+        bound reaches the ``k``-th cosine found so far, until a bound falls short of it.
+
+        A query's bounds are added up 3-gram by 3-gram (one row of ``bounds`` each, in the query's 3-gram order:
+        the names' order), and a block is scored as a slice of ``rows``: scipy's products called on views, where a
+        product of the query with all of ``bounds`` and gathered copies of the scored rows cost twice the time."""
         n_names, n_grams = self.rows.shape
+        n_blocks = self.bounds.shape[1]
+        size = self.size
         indptr, all_indices, all_data = self.rows.indptr, self.rows.indices, self.rows.data
+        b_ptr, b_indices, b_data = self.bounds.indptr, self.bounds.indices, self.bounds.data
         dense = np.zeros(n_grams, dtype=np.float32)
+        bound = np.zeros(n_blocks, dtype=np.float32)
+        cos = np.zeros(n_names, dtype=np.float32)  # the scored names' cosines by position, zeroed after each query
+        weight = np.zeros(1, dtype=np.float32)
         for i in range(vectors.shape[0]):
             q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
-            dense[q_cols] = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
-            b_data = bounds.data[bounds.indptr[i]:bounds.indptr[i + 1]]
-            b_cols = bounds.indices[bounds.indptr[i]:bounds.indptr[i + 1]]
-            first = np.argpartition(-b_data, FIRST_BLOCKS - 1)[:FIRST_BLOCKS] if len(b_data) > FIRST_BLOCKS \
-                else np.arange(len(b_data))
-            got_pos: list[np.ndarray] = []
-            got_cos: list[np.ndarray] = []
-            cut, n_got = 0.0, 0
-            queue, at, step = first, 0, len(first)
-            while at < len(queue):
-                chosen = queue[at:at + step]
-                at += step
-                chosen = chosen[b_data[chosen] >= cut]
-                if len(chosen):
-                    starts = b_cols[chosen].astype(np.int64) * self.size
-                    sizes = np.minimum(starts + self.size, n_names) - starts
-                    positions = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) \
-                        + np.arange(int(sizes.sum()))
-                    lo = indptr[positions]
-                    lengths = indptr[positions + 1] - lo
-                    sub_ptr = np.zeros(len(positions) + 1, dtype=indptr.dtype)
-                    np.cumsum(lengths, out=sub_ptr[1:])
-                    take = np.repeat(lo - sub_ptr[:-1], lengths) + np.arange(sub_ptr[-1])
-                    cos = np.zeros(len(positions), dtype=np.float32)
-                    csr_matvec(len(positions), n_grams, sub_ptr, all_indices[take], all_data[take], dense, cos)
-                    keep = cos > 0
-                    got_pos.append(positions[keep])
-                    got_cos.append(cos[keep])
-                    n_got += int(keep.sum())
-                    if n_got >= k:
-                        every = np.concatenate(got_cos)
-                        cut = float(np.partition(every, n_got - k)[n_got - k])
-                if queue is first:
-                    # then every other block whose bound reaches the cut, highest bound first
-                    reach = b_data >= cut
-                    reach[first] = False
-                    rest = np.flatnonzero(reach)
-                    queue, at, step = rest[np.argsort(-b_data[rest], kind="stable")], 0, NEXT_BLOCKS
-                else:
-                    step = min(step * 2, 64)
-            dense[q_cols] = 0.0
-            if got_pos:
-                yield self.order[np.concatenate(got_pos)], np.concatenate(got_cos)
-            else:
+            q_data = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
+            dense[q_cols] = q_data
+            bound[:] = 0.0
+            for j, w in zip(q_cols.tolist(), q_data.tolist()):
+                weight[0] = w
+                csc_matvec(n_blocks, 1, b_ptr[j:j + 2], b_indices, b_data, weight, bound)
+            highest = float(bound.max())
+            if highest <= 0:  # no name shares a 3-gram with the query
+                dense[q_cols] = 0.0
                 yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+                continue
+            first = np.flatnonzero(bound >= highest * FIRST_SHARE)  # cheaper than a partition of every bound
+            if len(first) > FIRST_BLOCKS:
+                first = first[np.argpartition(bound[first], len(first) - FIRST_BLOCKS)[-FIRST_BLOCKS:]]
+            scored: list[int] = []
+            best: list[float] = []  # for k > 1: the k highest cosines found, highest first
+            cut = 0.0
+            for queue in (first, None):
+                if queue is None:  # then every other block whose bound reaches the cut
+                    reach = bound >= cut if cut > 0 else bound > 0
+                    reach[first] = False
+                    queue = np.flatnonzero(reach)
+                queue = queue[np.argsort(-bound[queue], kind="stable")]
+                for block, reaches in zip(queue.tolist(), bound[queue].tolist()):
+                    if reaches < cut:
+                        break
+                    start = block * size
+                    stop = min(start + size, n_names)
+                    got = cos[start:stop]
+                    csr_matvec(stop - start, n_grams, indptr[start:stop + 1], all_indices, all_data, dense, got)
+                    scored.append(start)
+                    if k <= 1:
+                        cut = max(cut, float(got.max()))
+                    else:
+                        best.extend(got[got > 0].tolist())
+                        if len(best) >= k:
+                            best.sort(reverse=True)
+                            del best[k:]
+                            cut = best[-1]
+            dense[q_cols] = 0.0
+            if not scored:
+                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+                continue
+            positions = (np.asarray(scored, dtype=np.int64)[:, None] + np.arange(size)).ravel()
+            positions = positions[positions < n_names]
+            found = cos[positions]
+            cos[positions] = 0.0
+            keep = found > 0
+            yield self.order[positions[keep]], found[keep]
 
     def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
         """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""

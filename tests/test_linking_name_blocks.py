@@ -39,7 +39,7 @@ def _queries(index) -> list[str]:
     return names + typos + shuffled + short + ["", "zzqx", "of the", "abnormality of the", "q"]
 
 
-@pytest.mark.parametrize("block_names", [32, 5])
+@pytest.mark.parametrize("block_names", [16, 5])
 def test_search_by_blocks_is_the_search_by_the_whole_product(hpo_index, monkeypatch, block_names):
     monkeypatch.setattr(index_mod, "BLOCK_NAMES", block_names)
     queries = [soft_normalize(q) for q in _queries(hpo_index)]

@@ -417,11 +417,18 @@ class Normalizer:
             return None
         swaps, phrases = self._rewrites
         words = normalized_key(text).split()
+        # Only the variants that are a key of an index are kept (the first of them in the order below wins): a
+        # large lexicon's swaps make tens of variants of a mention, and few of them name anything.
+        gaz = self._gaz if self.config.use_gazetteer else None
+        gaz_keys = gaz.key.ids if gaz is not None else {}
+        lex_keys = self._lex.key.ids if self._lex is not None else {}
         variants: list[tuple[int, str]] = []
         for i, w in enumerate(words):
             rest = words[:i] + words[i + 1:]
             for b, n in swaps.get(w, ()):
-                variants.append((n, " ".join(sorted(rest + [b]))))
+                variant = " ".join(sorted(rest + [b]))
+                if variant in gaz_keys or variant in lex_keys:
+                    variants.append((n, variant))
         variants.sort(key=lambda v: -v[0])  # stable: ties keep word order
         if self.config.phrase_rewrites and phrases:
             longer: list[tuple[int, str]] = []
@@ -438,12 +445,14 @@ class Normalizer:
                     rest = list(words)
                     for x in a_words:
                         rest.remove(x)
-                    longer.append((n, " ".join(sorted(rest + list(b_words)))))
+                    variant = " ".join(sorted(rest + list(b_words)))
+                    if variant in gaz_keys or variant in lex_keys:
+                        longer.append((n, variant))
             longer.sort(key=lambda v: (-v[0], v[1]))  # ties by the variant: the same order in every process
             variants += longer
         tried.append("rewrite")
         for _, variant in variants:
-            for index in (self._gaz if self.config.use_gazetteer else None, self._lex):
+            for index in (gaz, self._lex):
                 rows = index.key.get(variant) if index is not None else None
                 if rows:
                     best = self._best(index, rows, by_count=index is self._gaz)
