@@ -49,6 +49,8 @@ class FeatureResources:
     _by_word: dict[str, tuple] = field(init=False, repr=False, compare=False)
     # Per feature config, each word type's CRFsuite attributes (share_ner.features.items), built as met.
     _items: dict[Any, dict[str, tuple]] = field(init=False, repr=False, compare=False)
+    # Conjunction attributes of word pairs and shape triples (share_ner.features.items), built as met.
+    _conjunctions: tuple[dict, dict] = field(init=False, repr=False, compare=False)
     # The attributes a loaded CRF model has weights for (None: all, as in training); see keep_only.
     _known: frozenset[bytes] | None = field(init=False, repr=False, compare=False)
 
@@ -76,6 +78,7 @@ class FeatureResources:
         object.__setattr__(self, "_abbreviation_lex", lex_types)
         object.__setattr__(self, "_by_word", {})
         object.__setattr__(self, "_items", {})
+        object.__setattr__(self, "_conjunctions", ({}, {}))
         object.__setattr__(self, "_known", None)
 
     def keep_only(self, attributes: frozenset[bytes] | None) -> None:
@@ -83,6 +86,8 @@ class FeatureResources:
         weights for. CRFsuite skips every other attribute when tagging, so the tags are the same."""
         object.__setattr__(self, "_known", attributes)
         self._items.clear()
+        for memo in self._conjunctions:
+            memo.clear()
 
     @classmethod
     def build(
@@ -105,7 +110,7 @@ class FeatureResources:
 
     def __getstate__(self) -> dict[str, Any]:
         # The per-word caches are rebuilt on use; workers need not receive them.
-        return {**self.__dict__, "_by_word": {}, "_items": {}}
+        return {**self.__dict__, "_by_word": {}, "_items": {}, "_conjunctions": ({}, {})}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -306,6 +311,8 @@ _BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AFTER_COLON = (
     b"BOS", b"EOS", b"line_first", b"bullet", b"after_bullet", b"after_colon")
 _IDX = tuple(f"idx:{_index_bucket(i)}".encode() for i in range(10))
 _IDX_LAST = f"idx:{_index_bucket(10)}".encode()
+# Every attribute position_names gives.
+POSITION_NAMES = frozenset({_BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AFTER_COLON, *_IDX, _IDX_LAST})
 
 
 def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:
