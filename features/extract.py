@@ -12,6 +12,7 @@ is passed in as :class:`FeatureResources`; nothing here reads a file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from share_ner.document import Document, Sentence
@@ -183,9 +184,16 @@ def note_abbreviations(text: str, matcher: TermMatcher | None = None) -> NoteAbb
 _CASE_KEYS = frozenset({"shape", "sshape", "is_upper", "is_title"})
 
 
+@lru_cache(maxsize=200_000)
+def _letter_case(word: str) -> tuple[bool, bool]:
+    """(has a letter, has a lower-case letter) of one token string."""
+    return any(c.isalpha() for c in word), any(c.islower() for c in word)
+
+
 def _all_capitals(words: Sequence[str]) -> bool:
     """The sentence has letters and none is lower-case."""
-    return any(c.isalpha() for w in words for c in w) and not any(c.islower() for w in words for c in w)
+    cases = list(map(_letter_case, words))
+    return any(alpha for alpha, _ in cases) and not any(lower for _, lower in cases)
 
 
 def _uncased(shape: str) -> str:

@@ -25,7 +25,6 @@ from share_ner.features.extract import (
     NoteAbbreviations,
     _all_capitals,
     _uncased,
-    lexicon_marks,
     note_abbreviations,
     position_names,
 )
@@ -134,8 +133,10 @@ def _words(words: Sequence[str], resources: FeatureResources, config: FeatureCon
     return out
 
 
-def _conjunctions(entries: Sequence[_Word], resources: FeatureResources) -> list[tuple[bytes, ...]]:
-    """Each token's ``lw-1|lw``, ``lw|lw+1`` and ``ss-1|ss|ss+1`` attributes (those the model keeps), in that order.
+def _conjunctions(entries: Sequence[_Word], resources: FeatureResources
+                  ) -> tuple[list[tuple[tuple[bytes, ...], tuple[bytes, ...]]], list[tuple[bytes, ...]]]:
+    """The conjunction attributes the model keeps: for each word pair around and inside the sentence (padded),
+    ``lw-1|lw`` of its second token and ``lw|lw+1`` of its first; for each token, ``ss-1|ss|ss+1``.
 
     Each word pair's and shape triple's attributes are kept for the run (a bounded cache), so a token costs a few
     dict look-ups instead of three new strings and their set look-ups."""
@@ -145,8 +146,8 @@ def _conjunctions(entries: Sequence[_Word], resources: FeatureResources) -> list
         pairs_memo.clear()
     if len(triples_memo) >= CONJUNCTION_CACHE_SIZE:
         triples_memo.clear()
-    lower = [_LEFT_PAD, *(e.lower for e in entries), _RIGHT_PAD]
-    shape = [_LEFT_PAD, *(e.sshape for e in entries), _RIGHT_PAD]
+    lower = [_LEFT_PAD, *[e.lower for e in entries], _RIGHT_PAD]
+    shape = [_LEFT_PAD, *[e.sshape for e in entries], _RIGHT_PAD]
     pair_keys = list(zip(lower, lower[1:]))
     pairs = list(map(pairs_memo.get, pair_keys))
     if None in pairs:
@@ -166,7 +167,7 @@ def _conjunctions(entries: Sequence[_Word], resources: FeatureResources) -> list
                 a, b, c = triple_keys[k]
                 name = _SHAPE_TRIGRAM + a + b"|" + b + b"|" + c
                 triples[k] = triples_memo[triple_keys[k]] = (name,) if known is None or name in known else ()
-    return [before + after + triple for (before, _), (_, after), triple in zip(pairs, pairs[1:], triples)]
+    return pairs, triples
 
 
 def sentence_items(
@@ -191,7 +192,10 @@ def sentence_items(
     size = config.window_size if config.window else 0
     around = [_edge(size)] * size
     around = around + entries + around
-    conjunctions = _conjunctions(entries, resources) if config.conjunctions else None
+    if config.conjunctions:
+        pairs, triples = _conjunctions(entries, resources)
+    else:
+        pairs, triples = [((), ())] * (n + 1), [()] * n
     known = resources._known
     section = attribute_name("sec", sentence.section or "-") if config.section else None
     if known is not None and section not in known:
@@ -201,10 +205,7 @@ def sentence_items(
         position = [[a for a in names if a in known] for names in position]
     lexicon: dict[int, list[bytes]] = {}
     if config.lexicon and resources.term_matcher is not None:
-        for i, key, value in lexicon_marks(resources.term_matcher.find(words), n, config.window):
-            name = attribute_name(key, value)
-            if known is None or name in known:
-                lexicon.setdefault(i, []).append(name)
+        _lexicon_names(resources.term_matcher.find(words), n, config.window, known, lexicon)
     note = abbreviations if config.abbreviation and abbreviations is not None and abbreviations.short_forms else None
 
     if note is None:
@@ -229,28 +230,57 @@ def sentence_items(
     sections = (section,) if section is not None else ()
     if position is None:
         position = empty
-    if conjunctions is None:
-        conjunctions = empty
     if size == 2:
         # one list display per token: the window attributes come from the neighbours' cached tuples
         edge = around[0]
-        return [[_BIAS, *e.own, *p.left[0], *q.right[0], *pp.left[1], *qq.right[1], *cj, *sections, *ps, *lx, *tl]
-                for pp, p, e, q, qq, cj, ps, lx, tl in zip(
+        return [[_BIAS, *e.own, *p.left[0], *q.right[0], *pp.left[1], *qq.right[1], *before[0], *after[1], *tri,
+                 *sections, *ps, *lx, *tl]
+                for pp, p, e, q, qq, before, after, tri, ps, lx, tl in zip(
                     [edge, edge, *entries], [edge, *entries], entries, [*entries[1:], edge], [*entries[2:], edge, edge],
-                    conjunctions, position, lexicons, tails)]
+                    pairs, pairs[1:], triples, position, lexicons, tails)]
     items: Items = []
     for i, e in enumerate(entries):
         item = [_BIAS, *e.own]
         for d in range(size):
             item += around[i + size - d - 1].left[d]
             item += around[i + size + d + 1].right[d]
-        item += conjunctions[i]
+        item += pairs[i][0]
+        item += pairs[i + 1][1]
+        item += triples[i]
         item += sections
         item += position[i]
         item += lexicons[i]
         item += tails[i]
         items.append(item)
     return items
+
+
+@lru_cache(maxsize=1024)
+def _lexicon_token_names(tag: str, semtypes: tuple[str, ...], known: frozenset[bytes] | None) -> tuple[bytes, ...]:
+    names = [attribute_name("lex", tag), *(attribute_name(f"lex.type={tag}-{t}", 1.0) for t in semtypes if t)]
+    return tuple(a for a in names if known is None or a in known)
+
+
+def _lexicon_names(matches: Sequence[Any], n: int, window: bool, known: frozenset[bytes] | None,
+                   out: dict[int, list[bytes]]) -> None:
+    """The attributes of :func:`lexicon_marks` the model keeps, by token, in the order they are set."""
+    before = {tag: [a for a in (attribute_name("+1:lex", tag),) if known is None or a in known] for tag in "BI"}
+    after = {tag: [a for a in (attribute_name("-1:lex", tag),) if known is None or a in known] for tag in "BI"}
+    last = [a for a in (attribute_name("lex.last", 1.0),) if known is None or a in known]
+    for m in matches:
+        start = m.start
+        for i in range(start, m.end):
+            tag = "B" if i == start else "I"
+            names = _lexicon_token_names(tag, m.semtypes, known)
+            if names:
+                out.setdefault(i, []).extend(names)
+            if window:
+                if i > 0 and before[tag]:
+                    out.setdefault(i - 1, []).extend(before[tag])
+                if i + 1 < n and after[tag]:
+                    out.setdefault(i + 1, []).extend(after[tag])
+        if last:
+            out.setdefault(m.end - 1, []).extend(last)
 
 
 def add_features(items: Items, extra: Mapping[int, Mapping[str, "str | float"]],
