@@ -59,7 +59,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
     lower, coord, content, keys = zip(*map(_coordination_word, words))
     if True not in coord:
         return
-    lookup = matcher.lookup
+    lookup = matcher.lookup_keys  # the keys of the words joined by spaces, without joining and splitting them again
     # Could token i start / end a term? (Unknown key sets: assume it could.)
     starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
     ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]
@@ -77,7 +77,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
                 break
             if not starts[a]:
                 continue
-            left = " ".join(words[a:c])
+            left = keys[a:c]
             hit = None
             for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
                 if lower[h] in _PHRASE_BREAKS:
@@ -87,7 +87,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
                 for e in range(h, min(n, h + 3)):
                     if not content[e]:
                         break
-                    if ends[e] and lookup(left + " " + " ".join(words[h:e + 1])):
+                    if ends[e] and lookup(left + keys[h:e + 1]):
                         hit = (h, e)
                 if hit:
                     break
@@ -109,7 +109,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
                 break
             if not ends[r]:
                 continue
-            right = " ".join(words[c + 1:r + 1])
+            right = keys[c + 1:r + 1]
             hit = None
             for b in range(c - 2, max(-1, c - 1 - _HEAD_REACH), -1):
                 if lower[b] in _PHRASE_BREAKS:
@@ -119,7 +119,7 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
                 for h in range(b, max(-1, b - 3), -1):
                     if not content[h]:
                         break
-                    if starts[h] and lookup(" ".join(words[h:b + 1]) + " " + right):
+                    if starts[h] and lookup(keys[h:b + 1] + right):
                         hit = (h, b)
                 if hit:
                     break

@@ -12,6 +12,7 @@ is passed in as :class:`FeatureResources`; nothing here reads a file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 from share_ner.document import Document, Sentence
@@ -49,6 +50,8 @@ class FeatureResources:
     _by_word: dict[str, tuple] = field(init=False, repr=False, compare=False)
     # Per feature config, each word type's CRFsuite attributes (share_ner.features.items), built as met.
     _items: dict[Any, dict[str, tuple]] = field(init=False, repr=False, compare=False)
+    # Conjunction attributes of word pairs and shape triples (share_ner.features.items), built as met.
+    _conjunctions: tuple[dict, dict] = field(init=False, repr=False, compare=False)
     # The attributes a loaded CRF model has weights for (None: all, as in training); see keep_only.
     _known: frozenset[bytes] | None = field(init=False, repr=False, compare=False)
 
@@ -76,6 +79,7 @@ class FeatureResources:
         object.__setattr__(self, "_abbreviation_lex", lex_types)
         object.__setattr__(self, "_by_word", {})
         object.__setattr__(self, "_items", {})
+        object.__setattr__(self, "_conjunctions", ({}, {}))
         object.__setattr__(self, "_known", None)
 
     def keep_only(self, attributes: frozenset[bytes] | None) -> None:
@@ -83,6 +87,8 @@ class FeatureResources:
         weights for. CRFsuite skips every other attribute when tagging, so the tags are the same."""
         object.__setattr__(self, "_known", attributes)
         self._items.clear()
+        for memo in self._conjunctions:
+            memo.clear()
 
     @classmethod
     def build(
@@ -105,7 +111,7 @@ class FeatureResources:
 
     def __getstate__(self) -> dict[str, Any]:
         # The per-word caches are rebuilt on use; workers need not receive them.
-        return {**self.__dict__, "_by_word": {}, "_items": {}}
+        return {**self.__dict__, "_by_word": {}, "_items": {}, "_conjunctions": ({}, {})}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -178,9 +184,16 @@ def note_abbreviations(text: str, matcher: TermMatcher | None = None) -> NoteAbb
 _CASE_KEYS = frozenset({"shape", "sshape", "is_upper", "is_title"})
 
 
+@lru_cache(maxsize=200_000)
+def _letter_case(word: str) -> tuple[bool, bool]:
+    """(has a letter, has a lower-case letter) of one token string."""
+    return any(c.isalpha() for c in word), any(c.islower() for c in word)
+
+
 def _all_capitals(words: Sequence[str]) -> bool:
     """The sentence has letters and none is lower-case."""
-    return any(c.isalpha() for w in words for c in w) and not any(c.islower() for w in words for c in w)
+    cases = list(map(_letter_case, words))
+    return any(alpha for alpha, _ in cases) and not any(lower for _, lower in cases)
 
 
 def _uncased(shape: str) -> str:
@@ -306,6 +319,8 @@ _BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AFTER_COLON = (
     b"BOS", b"EOS", b"line_first", b"bullet", b"after_bullet", b"after_colon")
 _IDX = tuple(f"idx:{_index_bucket(i)}".encode() for i in range(10))
 _IDX_LAST = f"idx:{_index_bucket(10)}".encode()
+# Every attribute position_names gives.
+POSITION_NAMES = frozenset({_BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AFTER_COLON, *_IDX, _IDX_LAST})
 
 
 def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:

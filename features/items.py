@@ -20,11 +20,11 @@ from share_ner.features.config import FeatureConfig
 from share_ner.features.extract import (
     _CASE_KEYS,
     EMPTY_RESOURCES,
+    POSITION_NAMES,
     FeatureResources,
     NoteAbbreviations,
     _all_capitals,
     _uncased,
-    lexicon_marks,
     note_abbreviations,
     position_names,
 )
@@ -33,6 +33,7 @@ from share_ner.features.tokens import word_features
 Items = list[list[bytes]]  # one list of attribute names per token
 # Distinct strings whose attributes are kept; past this the cache starts afresh (bounded memory, ~2 kB a word).
 WORD_CACHE_SIZE = 50_000
+CONJUNCTION_CACHE_SIZE = 200_000  # word pairs (and shape triples) whose conjunction attributes are kept
 _BIAS = b"bias"
 _LEFT_PAD, _RIGHT_PAD = b"<s>", b"</s>"
 _BIGRAM_BEFORE, _BIGRAM_AFTER, _SHAPE_TRIGRAM = b"lw-1|lw:", b"lw|lw+1:", b"ss-1|ss|ss+1:"
@@ -118,15 +119,55 @@ def _words(words: Sequence[str], resources: FeatureResources, config: FeatureCon
     table = resources._items.get(key)
     if table is None:
         table = resources._items[key] = {}
-    out = []
-    for w in words:
-        entry = table.get(w)
-        if entry is None:
-            if len(table) >= WORD_CACHE_SIZE:
-                table.clear()
-            entry = table[w] = _word(w, resources, config, caseless)
-        out.append(entry)
+    out = list(map(table.get, words))
+    if None in out:
+        for k, entry in enumerate(out):
+            if entry is None:
+                w = words[k]
+                entry = table.get(w)
+                if entry is None:
+                    if len(table) >= WORD_CACHE_SIZE:
+                        table.clear()
+                    entry = table[w] = _word(w, resources, config, caseless)
+                out[k] = entry
     return out
+
+
+def _conjunctions(entries: Sequence[_Word], resources: FeatureResources
+                  ) -> tuple[list[tuple[tuple[bytes, ...], tuple[bytes, ...]]], list[tuple[bytes, ...]]]:
+    """The conjunction attributes the model keeps: for each word pair around and inside the sentence (padded),
+    ``lw-1|lw`` of its second token and ``lw|lw+1`` of its first; for each token, ``ss-1|ss|ss+1``.
+
+    Each word pair's and shape triple's attributes are kept for the run (a bounded cache), so a token costs a few
+    dict look-ups instead of three new strings and their set look-ups."""
+    known = resources._known
+    pairs_memo, triples_memo = resources._conjunctions
+    if len(pairs_memo) >= CONJUNCTION_CACHE_SIZE:
+        pairs_memo.clear()
+    if len(triples_memo) >= CONJUNCTION_CACHE_SIZE:
+        triples_memo.clear()
+    lower = [_LEFT_PAD, *[e.lower for e in entries], _RIGHT_PAD]
+    shape = [_LEFT_PAD, *[e.sshape for e in entries], _RIGHT_PAD]
+    pair_keys = list(zip(lower, lower[1:]))
+    pairs = list(map(pairs_memo.get, pair_keys))
+    if None in pairs:
+        for k, got in enumerate(pairs):
+            if got is None:
+                a, b = pair_keys[k]
+                joined = a + b"|" + b
+                before, after = _BIGRAM_BEFORE + joined, _BIGRAM_AFTER + joined
+                got = pairs[k] = pairs_memo[pair_keys[k]] = (
+                    (before,) if known is None or before in known else (),
+                    (after,) if known is None or after in known else ())
+    triple_keys = list(zip(shape, shape[1:], shape[2:]))
+    triples = list(map(triples_memo.get, triple_keys))
+    if None in triples:
+        for k, got in enumerate(triples):
+            if got is None:
+                a, b, c = triple_keys[k]
+                name = _SHAPE_TRIGRAM + a + b"|" + b + b"|" + c
+                triples[k] = triples_memo[triple_keys[k]] = (name,) if known is None or name in known else ()
+    return pairs, triples
 
 
 def sentence_items(
@@ -151,54 +192,27 @@ def sentence_items(
     size = config.window_size if config.window else 0
     around = [_edge(size)] * size
     around = around + entries + around
-    conjunctions = config.conjunctions
-    if conjunctions:
-        lower = [_LEFT_PAD, *(e.lower for e in entries), _RIGHT_PAD]
-        shape = [_LEFT_PAD, *(e.sshape for e in entries), _RIGHT_PAD]
-        pairs = [lower[k] + b"|" + lower[k + 1] for k in range(n + 1)]
-        triples = [shape[k] + b"|" + shape[k + 1] + b"|" + shape[k + 2] for k in range(n)]
+    if config.conjunctions:
+        pairs, triples = _conjunctions(entries, resources)
+    else:
+        pairs, triples = [((), ())] * (n + 1), [()] * n
     known = resources._known
     section = attribute_name("sec", sentence.section or "-") if config.section else None
     if known is not None and section not in known:
         section = None
     position = position_names(sentence, text) if config.position else None
-    if known is not None and position is not None:
+    if known is not None and position is not None and not POSITION_NAMES <= known:
         position = [[a for a in names if a in known] for names in position]
     lexicon: dict[int, list[bytes]] = {}
     if config.lexicon and resources.term_matcher is not None:
-        for i, key, value in lexicon_marks(resources.term_matcher.find(words), n, config.window):
-            name = attribute_name(key, value)
-            if known is None or name in known:
-                lexicon.setdefault(i, []).append(name)
+        _lexicon_names(resources.term_matcher.find(words), n, config.window, known, lexicon)
     note = abbreviations if config.abbreviation and abbreviations is not None and abbreviations.short_forms else None
 
-    items: Items = []
-    for i, e in enumerate(entries):
-        if size == 2:
-            item = [_BIAS, *e.own, *around[i + 1].left[0], *around[i + 3].right[0], *around[i].left[1],
-                    *around[i + 4].right[1]]
-        else:
-            item = [_BIAS, *e.own]
-            for d in range(size):
-                item += around[i + size - d - 1].left[d]
-                item += around[i + size + d + 1].right[d]
-        if conjunctions:
-            if known is None:
-                item += (_BIGRAM_BEFORE + pairs[i], _BIGRAM_AFTER + pairs[i + 1], _SHAPE_TRIGRAM + triples[i])
-            else:
-                item += [a for a in (_BIGRAM_BEFORE + pairs[i], _BIGRAM_AFTER + pairs[i + 1],
-                                     _SHAPE_TRIGRAM + triples[i]) if a in known]
-        if section is not None:
-            item.append(section)
-        if position is not None:
-            item += position[i]
-        if lexicon and i in lexicon:
-            item += lexicon[i]
-        if note is None:
-            if e.tail:
-                item += e.tail
-        else:
-            item += e.abbreviation
+    if note is None:
+        tails = [e.tail for e in entries]
+    else:
+        tails = []
+        for i, e in enumerate(entries):
             marks = []
             word = words[i]
             if word in note.short_forms:
@@ -208,10 +222,65 @@ def sentence_items(
             tag = note.long_form_starts.get(tokens[i].start)
             if tag is not None:
                 marks.append(attribute_name("abbr.long", tag))
-            item += marks if known is None else [a for a in marks if a in known]
-            item += e.clusters
+            if known is not None:
+                marks = [a for a in marks if a in known]
+            tails.append((*e.abbreviation, *marks, *e.clusters))
+    empty = [()] * n
+    lexicons = [lexicon.get(i, ()) for i in range(n)] if lexicon else empty
+    sections = (section,) if section is not None else ()
+    if position is None:
+        position = empty
+    if size == 2:
+        # one list display per token: the window attributes come from the neighbours' cached tuples
+        edge = around[0]
+        return [[_BIAS, *e.own, *p.left[0], *q.right[0], *pp.left[1], *qq.right[1], *before[0], *after[1], *tri,
+                 *sections, *ps, *lx, *tl]
+                for pp, p, e, q, qq, before, after, tri, ps, lx, tl in zip(
+                    [edge, edge, *entries], [edge, *entries], entries, [*entries[1:], edge], [*entries[2:], edge, edge],
+                    pairs, pairs[1:], triples, position, lexicons, tails)]
+    items: Items = []
+    for i, e in enumerate(entries):
+        item = [_BIAS, *e.own]
+        for d in range(size):
+            item += around[i + size - d - 1].left[d]
+            item += around[i + size + d + 1].right[d]
+        item += pairs[i][0]
+        item += pairs[i + 1][1]
+        item += triples[i]
+        item += sections
+        item += position[i]
+        item += lexicons[i]
+        item += tails[i]
         items.append(item)
     return items
+
+
+@lru_cache(maxsize=1024)
+def _lexicon_token_names(tag: str, semtypes: tuple[str, ...], known: frozenset[bytes] | None) -> tuple[bytes, ...]:
+    names = [attribute_name("lex", tag), *(attribute_name(f"lex.type={tag}-{t}", 1.0) for t in semtypes if t)]
+    return tuple(a for a in names if known is None or a in known)
+
+
+def _lexicon_names(matches: Sequence[Any], n: int, window: bool, known: frozenset[bytes] | None,
+                   out: dict[int, list[bytes]]) -> None:
+    """The attributes of :func:`lexicon_marks` the model keeps, by token, in the order they are set."""
+    before = {tag: [a for a in (attribute_name("+1:lex", tag),) if known is None or a in known] for tag in "BI"}
+    after = {tag: [a for a in (attribute_name("-1:lex", tag),) if known is None or a in known] for tag in "BI"}
+    last = [a for a in (attribute_name("lex.last", 1.0),) if known is None or a in known]
+    for m in matches:
+        start = m.start
+        for i in range(start, m.end):
+            tag = "B" if i == start else "I"
+            names = _lexicon_token_names(tag, m.semtypes, known)
+            if names:
+                out.setdefault(i, []).extend(names)
+            if window:
+                if i > 0 and before[tag]:
+                    out.setdefault(i - 1, []).extend(before[tag])
+                if i + 1 < n and after[tag]:
+                    out.setdefault(i + 1, []).extend(after[tag])
+        if last:
+            out.setdefault(m.end - 1, []).extend(last)
 
 
 def add_features(items: Items, extra: Mapping[int, Mapping[str, "str | float"]],

@@ -118,6 +118,19 @@ class TermMatcher:
                 return ()
         return node.get(_END, ())
 
+    def lookup_keys(self, parts: Iterable[Sequence[str]]) -> tuple[str, ...]:
+        """:meth:`lookup` of the words whose word keys are ``parts`` (one sequence per word), joined by spaces:
+        a word's keys are those of the joined text (no key crosses a space), so nothing is split again."""
+        node = self._trie
+        empty = True
+        for keys in parts:
+            for key in keys:
+                node = node.get(key)
+                if node is None:
+                    return ()
+                empty = False
+        return () if empty else node.get(_END, ())
+
     def find(self, words: Sequence[str]) -> list[Match]:
         """Greedy left-to-right longest non-overlapping matches over a sentence's token texts.
 
@@ -125,33 +138,41 @@ class TermMatcher:
         always covers whole tokens; tokens with no word key (punctuation) never start or
         end a match.
         """
-        # Flatten the tokens into word keys, remembering which token each key came from.
+        # A walk from each token with word keys, through its keys and those of the tokens after it (tokens
+        # without keys are passed over); an end is accepted only after a token's last key.
         parts = list(map(_token_keys, words))
-        keys = [key for ks in parts for key in ks]
-        owner = [i for i, ks in enumerate(parts) for _ in ks]
-        first = [j == 0 for ks in parts for j in range(len(ks))]
-        n = len(keys)
         trie = self._trie
         matches: list[Match] = []
-        k = 0
-        while k < n:
+        n = len(parts)
+        i = 0
+        while i < n:
+            ks = parts[i]
+            node = trie.get(ks[0]) if ks else None
+            if node is None:
+                i += 1
+                continue
             best_end = -1
             best_types: tuple[str, ...] = ()
-            if first[k]:
-                node = trie.get(keys[k])
-                m = k
-                while node is not None:
-                    m += 1
+            j, pos = i, 1
+            while True:
+                if pos == len(ks):
                     types = node.get(_END)
-                    # Only accept an end at a token boundary.
-                    if types is not None and (m == n or first[m] or owner[m] != owner[m - 1]):
-                        best_end, best_types = m, types
-                    if m == n:
+                    if types is not None:
+                        best_end, best_types = j + 1, types
+                    j += 1
+                    while j < n and not parts[j]:
+                        j += 1
+                    if j == n:
                         break
-                    node = node.get(keys[m])
+                    ks = parts[j]
+                    pos = 0
+                node = node.get(ks[pos])
+                if node is None:
+                    break
+                pos += 1
             if best_end > 0:
-                matches.append(Match(owner[k], owner[best_end - 1] + 1, best_types))
-                k = best_end
+                matches.append(Match(i, best_end, best_types))
+                i = best_end
             else:
-                k += 1
+                i += 1
         return matches

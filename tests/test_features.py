@@ -19,6 +19,7 @@ from share_ner.features import (
     document_features,
     sentence_features,
 )
+from share_ner.features.matcher import term_keys
 from share_ner.features.tokens import short_shape, word_shape
 
 ONLY = {g: False for g in GROUPS}
@@ -384,3 +385,37 @@ def test_caseless_capitals_drops_case_features_only_in_sentences_in_capitals():
     mixed = split_sentences(Document("d", "LEFT ATRIUM is enlarged."))[0]
     assert sentence_features(mixed, config=on) == sentence_features(mixed, config=FeatureConfig())
     assert "w" in sentence_features(caps, config=FeatureConfig())[1]
+
+
+WORDS = ["heart", "Heart", "failure", "failures", "congestive", "Crohn", "'s", "Crohn's", "disease", "(", ",", "-",
+         "pain", "type", "2", "diabetes", "mellitus", "ΟΔΟΣ", "Σ'", "a b", "[**Name 1**]", "_", ""]
+
+
+def _flat_find(matcher: TermMatcher, words: list[str]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """Longest matches by walking the flattened word keys, checking every key position (the plain reading)."""
+    keys = [(i, j, k) for i, w in enumerate(words) for j, k in enumerate(term_keys(w))]
+    out, k = [], 0
+    while k < len(keys):
+        best = None
+        if keys[k][1] == 0:
+            for m in range(k + 1, len(keys) + 1):
+                ends_token = m == len(keys) or keys[m][1] == 0
+                if ends_token and matcher.lookup(" ".join(kk for _, _, kk in keys[k:m])):
+                    best = m
+        if best is None:
+            k += 1
+        else:
+            out.append((keys[k][0], keys[best - 1][0] + 1, matcher.lookup(" ".join(kk for _, _, kk in keys[k:best]))))
+            k = best
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=12))
+def test_term_matcher_walks_agree_with_the_joined_text(words: list[str]) -> None:
+    matcher = TermMatcher.from_terms([("heart failure", "a"), ("congestive heart failure", "b"), ("Crohn's disease", "a"),
+                                      ("pain", "c"), ("diabetes mellitus, type 2", "a"), ("heart", "d"), ("οδος", "e")])
+    # lookup_keys of the words' keys is lookup of the words joined by spaces
+    assert matcher.lookup_keys([tuple(term_keys(w)) for w in words]) == matcher.lookup(" ".join(words))
+    # find's token walk gives the longest matches the flattened keys give
+    assert [(m.start, m.end, m.semtypes) for m in matcher.find(words)] == _flat_find(matcher, words)
