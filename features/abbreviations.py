@@ -18,6 +18,9 @@ _NLP: Any = None
 def _pipeline() -> Any:
     global _NLP
     if _NLP is None:
+        from share_ner.spacy_import import import_spacy
+
+        import_spacy()  # without spaCy's command line (start-up time)
         import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
         import spacy
 

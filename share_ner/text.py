@@ -74,6 +74,9 @@ def get_tokenizer() -> Any:
     if _tokenizer is None:
         with _lock:
             if _tokenizer is None:
+                from share_ner.spacy_import import import_spacy
+
+                import_spacy()  # without spaCy's command line (start-up time)
                 from scispacy.custom_tokenizer import combined_rule_tokenizer
                 from spacy.attrs import IDX, IS_SPACE, LENGTH
 
