@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -107,13 +106,7 @@ def cached_resources(files: Iterable[Path | None], build: Callable[[], TaggerRes
     model = h.hexdigest()[:24]
     code = _code_hash()
     path = cache_dir() / f"resources-{model}-{code}.pkl"
-    enabled = gc.isenabled()
-    gc.disable()  # millions of new objects, none of them garbage: collections while unpickling are wasted
-    try:
-        resources = read_cached(path)
-    finally:
-        if enabled:
-            gc.enable()
+    resources = read_cached(path)
     if isinstance(resources, TaggerResources):
         return resources
     resources = build()
