@@ -12,6 +12,8 @@ from typing import Callable, Iterable, Mapping
 from share_ner.features import FeatureResources, TermMatcher
 from share_ner.features.matcher import term_keys
 from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH, load_abbreviations
+from share_ner.lexicons.index import read_cached, write_cached
+from share_ner.lexicons.lexicon import cache_dir
 
 TRAIN_SEMTYPE = "train"
 
@@ -93,9 +95,6 @@ def cached_resources(files: Iterable[Path | None], build: Callable[[], TaggerRes
     (lexicon terms parsed into the trie, the CRF model's attributes read): start-up time. A missing, unreadable
     or unwritable cache only costs that time.
     """
-    from share_ner.lexicons.index import read_cached, write_cached
-    from share_ner.lexicons.lexicon import cache_dir
-
     h = hashlib.sha1()
     try:
         for path in (*files, ABBREVIATIONS_PATH):
