@@ -74,9 +74,9 @@ WEAK_TRAIN_SEMTYPE = "train-weak"
 
 # The modules whose code decides what make_resources builds (and whose classes the cached pickle holds): a change
 # to any of them is a new cache key, so a cache never outlives the code that wrote it.
-_BUILDERS = ("share_ner.tagging.resources", "share_ner.features.extract", "share_ner.features.matcher",
-             "share_ner.features.stopwords", "share_ner.features.clusters", "share_ner.features.items",
-             "share_ner.lexicons.abbreviations")
+_BUILDERS = ("share_ner.model", "share_ner.tagging.resources", "share_ner.features.extract",
+             "share_ner.features.matcher", "share_ner.features.stopwords", "share_ner.features.clusters",
+             "share_ner.features.items", "share_ner.lexicons.abbreviations")
 
 
 def _code_hash() -> str:
