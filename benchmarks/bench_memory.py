@@ -42,9 +42,16 @@ def rss():
             out[key] = int(value.split()[0]) / 1024
     return out
 steps = [("Python", rss())]
-import share_ner.batch, share_ner.commands.tag, share_ner.pipeline, share_ner.normalizer
+import share_ner.batch, share_ner.commands.tag, share_ner.pipeline
+try:  # today's layout, then the one before the package split (a baseline checkout)
+    import share_ner.linking.normalizer
+except ImportError:
+    import share_ner.normalizer
 steps.append(("imports of share-ner tag", rss()))
-from share_ner.default_model import default_model_dir
+try:
+    from share_ner.default_model.build import default_model_dir
+except ImportError:
+    from share_ner.default_model import default_model_dir
 from share_ner.pipeline import Pipeline
 model = default_model_dir()
 pipe = Pipeline.load(model)

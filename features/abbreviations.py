@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from share_ner.spacy_import import import_spacy
+
 Span = tuple[int, int]
 
 _NLP: Any = None
@@ -18,6 +20,7 @@ _NLP: Any = None
 def _pipeline() -> Any:
     global _NLP
     if _NLP is None:
+        import_spacy()  # without spaCy's command line (start-up time)
         import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
         import spacy
 

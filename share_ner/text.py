@@ -36,6 +36,7 @@ from typing import Any
 
 from share_ner.document import Document, Sentence, Token
 from share_ner.placeholders import placeholder_regex
+from share_ner.spacy_import import import_spacy
 
 __all__ = ["PLACEHOLDER_RE", "find_headers", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
 
@@ -74,6 +75,7 @@ def get_tokenizer() -> Any:
     if _tokenizer is None:
         with _lock:
             if _tokenizer is None:
+                import_spacy()  # without spaCy's command line (start-up time)
                 from scispacy.custom_tokenizer import combined_rule_tokenizer
                 from spacy.attrs import IDX, IS_SPACE, LENGTH
 

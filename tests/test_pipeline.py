@@ -174,3 +174,45 @@ def test_annotate_many_is_annotate_note_by_note_and_isolates_failures(model: Pat
     got = pipeline.annotate_many(notes)
     assert isinstance(got[1], ZeroDivisionError) and isinstance(got[2], IndexError)
     assert [g for i, g in enumerate(got) if i not in (1, 2)] == [m for i, m in enumerate(one_by_one) if i not in (1, 2)]
+
+
+def test_the_tagger_resources_are_cached_by_model_content(model: Path, tmp_path: Path, monkeypatch) -> None:
+    # The term trie and the model's attribute set are unpickled from the cache on later loads (start-up time):
+    # the same features, so the same mentions; a damaged cache file is rebuilt, a changed model is a new key.
+    from share_ner.lexicons.lexicon import cache_dir
+
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path / "cache"))
+    doc = Document("n1", "History of congestive heart failure and diabetes mellitus. No chest pain.\n")
+    fresh = Pipeline.load(model)
+    files = sorted(cache_dir().glob("resources-*.pkl"))
+    assert len(files) == 1
+    cached = Pipeline.load(model)
+    assert pickle.dumps(cached.resources.term_matcher) == pickle.dumps(fresh.resources.term_matcher)
+    assert cached.resources.features._known == fresh.resources.features._known is not None
+    assert cached.resources.first_keys == fresh.resources.first_keys and cached.resources.head_words == \
+        fresh.resources.head_words
+    assert cached.tag(doc) == fresh.tag(doc)
+    files[0].write_bytes(b"not a pickle")
+    assert Pipeline.load(model).tag(doc) == fresh.tag(doc)
+    assert files[0].read_bytes() != b"not a pickle"
+    other = tmp_path / "other"
+    shutil.copytree(model, other)
+    with open(other / "terms.tsv", "a", encoding="utf-8") as f:
+        f.write("pleural effusion\tlexicon\n")
+    assert Pipeline.load(other).resources.term_matcher.lookup("pleural effusion")
+    assert len(list(cache_dir().glob("resources-*.pkl"))) == 2
+
+
+def test_spacy_is_imported_without_its_command_line_which_still_imports() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from share_ner.text import tokenize\n"
+            "print([t.text for t in tokenize('h/o IL-6 on 3/12/2020.')])\n"
+            "print(any(m.split('.')[0] in ('jinja2', 'typer', 'weasel') or m.startswith('spacy.cli') "
+            "for m in sys.modules))\n"
+            "import spacy, spacy.cli\n"
+            "print('spacy.cli.download' in sys.modules, callable(spacy.info))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:3] == ["['h/o', 'IL-6', 'on', '3/12/2020', '.']", "False", "True True"]

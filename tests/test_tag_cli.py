@@ -132,3 +132,24 @@ def test_tag_with_a_site_abbreviation_list(small_model: Path, small_model_with_n
     assert main(["tag", note, "--model", str(model), "--abbreviations", str(site), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{site}:2" in err
+
+
+def test_the_tag_command_parses_without_importing_the_other_commands() -> None:
+    # `share-ner tag` builds only its own parser: the scorer that `evaluate` and `report` import is start-up time.
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from share_ner.cli import COMMANDS, build_parser\n"
+            "only = build_parser('tag')._subparsers._group_actions[0].choices\n"
+            "print(sorted(only), 'share_ner.commands.evaluate' in sys.modules)\n"
+            "print(sorted(build_parser()._subparsers._group_actions[0].choices) == sorted(COMMANDS))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["['tag'] False", "True"]
+
+
+def test_an_unknown_command_lists_every_command(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["tga"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'tga'" in err and "'evaluate'" in err and "'spark'" in err

@@ -21,6 +21,7 @@ Each value that is not the default keeps its cue's spans, as ShARe/CLEF 2014 Tas
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from typing import Any, Iterable, Sequence
@@ -91,7 +92,13 @@ class ContextMatcher:
         self._by_section: dict[str, list[Rule]] = {}  # header name -> its section rules, filled as met
         pattern = _trie_pattern(phrases)
         self.regex = re.compile(pattern)  # run over the note in lower case
-        self.regex_ci = re.compile(pattern, re.IGNORECASE)  # for a note whose lower case changes its length
+        self._pattern = pattern
+
+    @functools.cached_property
+    def regex_ci(self) -> re.Pattern[str]:
+        """The rules' regex ignoring case, for a note whose lower case changes its length (rare: compiled when
+        first needed, not at start-up)."""
+        return re.compile(self._pattern, re.IGNORECASE)
 
     @classmethod
     def load(cls, site_file: str | None = None, anatomy_file: str | None = None) -> "ContextMatcher":

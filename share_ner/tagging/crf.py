@@ -20,7 +20,7 @@ from share_ner.features.items import add_features, document_items, model_attribu
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
-from share_ner.tagging.resources import TaggerResources, make_resources
+from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import decode
 from share_ner.text import split_sentences
 
@@ -92,17 +92,24 @@ class CrfTagger:
             raise ModelError(
                 f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
             ) from None
-        terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
-        clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
-        resources = make_resources(terms, clusters)
         tagger = pycrfsuite.Tagger()
         try:
             tagger.open(str(info.path(FILES.crf)))
         except (OSError, ValueError) as exc:
             raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
-        # Tokens carry only the attributes the model weighs; CRFsuite would skip the others (same tags, less work).
-        resources.features.keep_only(model_attributes(tagger))
-        return cls(config, tagger, resources)
+
+        def build() -> TaggerResources:
+            terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
+            clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
+            resources = make_resources(terms, clusters)
+            # Tokens carry only the attributes the model weighs; CRFsuite would skip the others (same tags, less
+            # work).
+            resources.features.keep_only(model_attributes(tagger))
+            return resources
+
+        files = (info.path(FILES.terms) if info.has_terms else None,
+                 info.path(FILES.clusters) if info.has_clusters else None, info.path(FILES.crf))
+        return cls(config, tagger, cached_resources(files, build))
 
     def tag(self, doc: Document) -> list[Mention]:
         """The note's disorder mentions, all ``CUI-less``."""

@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
 
 from share_ner.features import FeatureResources, TermMatcher
 from share_ner.features.matcher import term_keys
-from share_ner.lexicons.abbreviations import load_abbreviations
+from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH, load_abbreviations
+from share_ner.lexicons.index import read_cached, write_cached
+from share_ner.lexicons.lexicon import cache_dir
 
 TRAIN_SEMTYPE = "train"
 
@@ -63,3 +68,52 @@ def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[st
 
 
 WEAK_TRAIN_SEMTYPE = "train-weak"
+
+
+# ---------------------------------------------------------------- the resources of a loaded model, cached
+
+# The modules whose code decides what make_resources builds (and whose classes the cached pickle holds): a change
+# to any of them is a new cache key, so a cache never outlives the code that wrote it.
+_BUILDERS = ("share_ner.model", "share_ner.tagging.resources", "share_ner.features.extract",
+             "share_ner.features.matcher", "share_ner.features.stopwords", "share_ner.features.clusters",
+             "share_ner.features.items", "share_ner.lexicons.abbreviations")
+
+
+def _code_hash() -> str:
+    h = hashlib.sha1()
+    for name in _BUILDERS:
+        module = sys.modules.get(name) or __import__(name, fromlist=["_"])
+        h.update(Path(module.__file__ or "").read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cached_resources(files: Iterable[Path | None], build: Callable[[], TaggerResources]) -> TaggerResources:
+    """``build()``, kept in the user cache (``share_ner.lexicons.lexicon.cache_dir()``) by the content of
+    ``files`` (the model's terms, clusters and CRF weights; None: absent) and of the code that builds it.
+
+    Unpickling the term trie and the model's attribute set takes about a third of the time building them does
+    (lexicon terms parsed into the trie, the CRF model's attributes read): start-up time. A missing, unreadable
+    or unwritable cache only costs that time.
+    """
+    h = hashlib.sha1()
+    try:
+        for path in (*files, ABBREVIATIONS_PATH):
+            h.update(b"-" if path is None else Path(path).read_bytes())
+            h.update(b"\0")
+    except OSError:
+        return build()  # which names the file it cannot read
+    model = h.hexdigest()[:24]
+    code = _code_hash()
+    path = cache_dir() / f"resources-{model}-{code}.pkl"
+    resources = read_cached(path)
+    if isinstance(resources, TaggerResources):
+        return resources
+    resources = build()
+    if write_cached(path, resources):
+        try:
+            for stale in path.parent.glob(f"resources-{model}-*.pkl"):  # written by other code
+                if stale != path:
+                    stale.unlink(missing_ok=True)
+        except OSError:
+            pass  # a stale file left behind only costs disk space
+    return resources
