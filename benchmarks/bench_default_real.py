@@ -5,6 +5,7 @@ Run from the repository (politely, on a shared machine)::
     nice python benchmarks/bench_default_real.py                 # -> benchmarks/results/default_real.md
     nice python benchmarks/bench_default_real.py --dev           # dev splits only (for choosing settings)
     nice python benchmarks/bench_default_real.py --model DIR     # any trained model instead of the default
+    nice python benchmarks/bench_default_real.py --errors        # negex_kit/dev misses by cause (dev only)
 
 What it measures (issue 17):
 
@@ -105,6 +106,86 @@ def negex_recall(pipeline: Any, data: Path) -> dict[str, Any]:
     return {"groups": groups, "cpu": cpu, "chars": sum(len(d.text) for d in docs.values())}
 
 
+# Word lists of the error groups (negex_kit/dev misses, --errors): written for this benchmark, not term lists.
+_SIZE_WORDS = frozenset("trace mild moderate severe small tiny trivial borderline some minimal minor large extensive "
+                        "dense marked advanced increased new chronic acute persistent nonsustained to diffuse mildly "
+                        "moderately severely extremely somewhat".split())
+_EXAM_WORDS = frozenset("afebrile alert oriented awake rubs gallops eomi perrla normocephalic atraumatic anicteric "
+                        "cooperative lucid pleasant comfortably bowel sounds pulses reflexes motor strength ambulating "
+                        "voiding conjugate sinus rhythm logical take care".split())
+_USE_WORDS = frozenset("tobacco alcohol drug drugs smoker drinks cocaine use".split())
+_PROCEDURE_WORDS = frozenset("cabg cholecystectomy transplant hysterectomy salpingooophorectomy resection "
+                             "hemiarthroplasty surgeries allergies graft bolt penicillin".split())
+_PREDICATE = re.compile(r" (?:is|are|was|were) | appear")
+ERROR_GROUPS = (
+    ("exam", "not found: exam or status findings, mostly normal (afebrile, alert, rubs, EOMI)"),
+    ("use", "not found: substance use, procedures, allergies, devices (not ShARe disorders)"),
+    ("phrase", 'not found: predicate or long descriptive phrases ("left atrial size is mildly enlarged")'),
+    ("unlisted", "not found: disorder names in no lexicon or list"),
+    ("listed", "not found: names in HPO or the project's lists"),
+    ("severity", 'found, span short of a severity, size or course word ("trace", "mild"; ShARe leaves these out)'),
+    ("before", 'found, span short of a site, side or type word before the head ("systolic heart failure")'),
+    ("after", 'found, span short of words after the head or of a predicate ("colitis ... in the sigmoid colon")'),
+    ("other", "found, other boundary (coordinations, shifted, longer)"),
+)
+
+
+def _listed_names() -> frozenset[str]:
+    from share_ner.default_model import synthetic
+    from share_ner.lexicons import default_lexicon
+
+    hpo = synthetic.hpo_terms()
+    project = synthetic.project_terms()
+    lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms(hpo, project)]
+    names = [e.name for e in default_lexicon().entries] + [t.name for t in (*hpo, *lists)]
+    return frozenset(_key(n) for n in names)
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def error_group(condition: str, predicted: str | None, listed: frozenset[str]) -> str:
+    """The cause group (:data:`ERROR_GROUPS`) of a condition not matched exactly; ``predicted`` is the text of
+    the first predicted mention overlapping it, None when none does."""
+    g = condition.lower()
+    gw = re.findall(r"[a-z0-9+/-]+", g)
+    if predicted is not None:
+        pw = re.findall(r"[a-z0-9+/-]+", predicted.lower())
+        if pw and len(gw) > len(pw) and gw[-len(pw):] == pw:
+            return "severity" if all(w in _SIZE_WORDS for w in gw[:-len(pw)]) else (
+                "after" if _PREDICATE.search(g) else "before")
+        if _PREDICATE.search(g) or (pw and len(gw) > len(pw) and gw[:len(pw)] == pw):
+            return "after"
+        return "other"
+    words = set(gw)
+    if words & _EXAM_WORDS:
+        return "exam"
+    if words & (_USE_WORDS | _PROCEDURE_WORDS):
+        return "use"
+    if _PREDICATE.search(g) or len(gw) > 5:
+        return "phrase"
+    n = _key(condition)
+    return "listed" if {n, n.rstrip("s"), n + "s"} & listed else "unlisted"
+
+
+def negex_errors(pipeline: Any, data: Path) -> dict[str, int]:
+    """negex_kit/dev conditions (not normal findings) not matched exactly, counted by :func:`error_group`."""
+    docs, gold = load_split(data, NEGEX)
+    listed = _listed_names()
+    counts = dict.fromkeys((k for k, _ in ERROR_GROUPS), 0)
+    for doc_id, doc in docs.items():
+        found = pipeline.tag(doc)
+        for g in gold[doc_id]:
+            condition = " ".join(doc.text[s:e] for s, e in g.spans)
+            if is_normal_finding(condition) or any(p.spans == g.spans for p in found):
+                continue
+            over = [p for p in found if any(ps < ge and gs < pe for ps, pe in p.spans for gs, ge in g.spans)]
+            predicted = " ".join(doc.text[s:e] for s, e in over[0].spans) if over else None
+            counts[error_group(condition, predicted, listed)] += 1
+    return counts
+
+
 def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dict[str, Any]:
     from share_ner.default_model.synthetic import same_length_upper
     from share_ner.document import Document
@@ -191,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--throughput-notes", type=int, default=300, metavar="N",
                         help="MTSamples notes for the throughput comparison (default 300)")
     parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
+    parser.add_argument("--errors", action="store_true",
+                        help="print negex_kit/dev's conditions not matched exactly, by cause, and stop")
     args = parser.parse_args(argv)
     data = args.data
     if not (data / NEGEX / "gold").is_dir():
@@ -203,6 +286,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         model, build_s = build_default(args.cache, args.synth)
     pipeline = Pipeline.load(model)
+    if args.errors:
+        counts = negex_errors(pipeline, data)
+        print("| not matched exactly, by cause | conditions |\n|---|---|")
+        for key, label in ERROR_GROUPS:
+            print(f"| {label} | {counts[key]} |")
+        print(f"| all | {sum(counts.values())} |")
+        return 0
     print("negex_kit/dev ...", file=sys.stderr, flush=True)
     negex = negex_recall(pipeline, data)
     lines = negex_table(negex)

@@ -37,7 +37,6 @@ gazetteer holds the lexicon's CUIs for the strings the notes use.
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, replace
@@ -53,7 +52,7 @@ from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.matcher import TermMatcher
 from share_ner.features.stopwords import TERM_STOP_WORDS
-from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.lexicons.lexicon import Lexicon
 from share_ner.pipeline import Pipeline
 from share_ner.settings import checked_settings
 from share_ner.tagging.config import TaggerConfig
@@ -132,11 +131,7 @@ def model_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> 
 
     if not (config.project_lists and config.lists_in_lexicon):
         return lexicon
-    project = synthetic.project_terms()
-    lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms((), project)]
-    extra = [LexiconEntry(t.cui, t.name, "share-ner") for t in lists if t.cui != CUI_LESS]
-    # Another name than the lexicon's: a model fitted on "hpo" would reload bare HPO and lose the lists.
-    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
+    return synthetic.with_list_names(lexicon)
 
 
 def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> TermMatcher:
@@ -145,19 +140,8 @@ def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig())
     return TermMatcher.from_terms(labelling_terms(lexicon, config))
 
 
-# Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
-# certainty, time and quantity (attributes in ShARe/CLEF 2014), and normal-finding words.
-NOT_MODIFIERS = frozenset(
-    "severe mild moderate chronic acute active other several significant known possible probable new old recent "
-    "prior previous general total normal typical usual clinical medical potential initial final additional "
-    "multiple primary secondary serial special actual individual natural real positive negative progressive "
-    "intensive extensive effective relative sensitive similar regular bilateral lateral local central minimal "
-    "maximal mental original equal stable critical physical interval overall functional partial marginal "
-    "intermittent persistent residual recurrent occasional frequent episodic gradual sudden worsening "
-    "increasing decreasing mildly moderately severely slight".split()
-)
-# Adjective endings of body sites and disorder qualifiers: gastric, renal, pulmonary, ischemic, infectious.
-_ADJECTIVE = re.compile(r"^[a-z]{4,}(?:al|ic|ary|ous|oid|ive|ar|eal)$")
+NOT_MODIFIERS = synthetic.NOT_MODIFIERS
+_ADJECTIVE = synthetic.ADJECTIVE
 
 
 @lru_cache(maxsize=1)

@@ -307,3 +307,43 @@ def test_finding_templates_use_the_finding_pool():
     assert found and set(found) <= names
     off = generate_template_docs(PROJECT, HPO, SynthConfig(n_docs=30, seed=2, eligibility_share=0.0), findings=findings)
     assert not names & {m.text(off[0][d].text) for d in off[0] for m in off[1][d]}  # finding_share 0: none
+
+
+def test_list_coverage_puts_every_listed_name_into_the_training_data():
+    from share_ner.default_model.synthetic import finding_terms
+
+    findings = finding_terms()
+    abbreviations = [Term("JVD", CUI_LESS), Term("DVT", "C0149871")]
+    config = SynthConfig(n_docs=5, seed=4, list_coverage=2)
+    docs, gold = generate_template_docs(PROJECT, HPO, config, abbreviations, findings)
+    counts = Counter(m.text(docs[d].text).lower() for d in docs if d.startswith("synth-cov-") for m in gold[d])
+    for term in [*PROJECT, *abbreviations, *findings]:
+        assert counts[term.name.lower()] >= 2, term.name
+    # The random documents are those of the same settings without coverage.
+    plain = generate_template_docs(PROJECT, HPO, SynthConfig(n_docs=5, seed=4), abbreviations, findings)
+    assert {d: docs[d] for d in plain[0]} == plain[0]
+
+
+def test_modifier_share_puts_a_body_site_inside_one_word_mentions():
+    from share_ner.default_model.synthetic import body_sites
+
+    sites = set(body_sites())
+    assert {"gastric", "renal", "lung"} <= sites
+    config = SynthConfig(n_docs=60, seed=3, modifier_share=1.0, filler_share=0.0)
+    docs, gold = generate_template_docs([Term("ulcer", "C0041582"), Term("chest pain", "C0008031")], [], config)
+    found = [(m.text(docs[d].text).lower(), m.cui) for d in docs for m in gold[d] if not m.is_discontiguous]
+    ulcers = [(t, c) for t, c in found if t.endswith("ulcer")]
+    assert ulcers and all(t.split()[0] in sites and c == CUI_LESS for t, c in ulcers)
+    assert ("chest pain", "C0008031") in found  # two-word names are left as they are
+
+
+def test_with_list_names_adds_the_lists_names_that_carry_a_cui():
+    from share_ner.default_model.synthetic import with_list_names
+    from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+
+    base = Lexicon.from_entries([LexiconEntry("C0036572", "Seizure", "hpo")], "hpo")
+    combined = with_list_names(base)
+    names = {e.name: e.cui for e in combined.entries}
+    assert names["Seizure"] == "C0036572" and names["CHF"] == "C0018802" and names["lethargic"] == "C0023380"
+    assert "JVD" not in names  # CUI-less in the lists
+    assert combined.name == "hpo+lists"

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from share_ner.attributes.anatomy import AnatomyMatcher
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
 from share_ner.features.stopwords import TERM_STOP_WORDS
@@ -45,6 +46,7 @@ from share_ner.inputs.files import read_notes
 from share_ner.io import read_text_file
 from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
 DATA_DIR = Path(__file__).parent.parent / "data"
 CORPUS_DIR = DATA_DIR / "default_corpus"
@@ -226,6 +228,15 @@ def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -
             continue
         out.append(Term(short, cuis.get(expansions[0].lower(), CUI_LESS)))
     return out
+
+
+def with_list_names(lexicon: Lexicon) -> Lexicon:
+    """``lexicon`` and the names of the project's term, finding and abbreviation lists that carry a CUI."""
+    project = project_terms()
+    lists = [*project, *finding_terms(), *abbreviation_terms((), project)]
+    extra = [LexiconEntry(t.cui, t.name, "share-ner") for t in lists if t.cui != CUI_LESS]
+    # Another name than the lexicon's: a model fitted on "hpo" would reload bare HPO and lose the lists.
+    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
 
 
 _HPO_PHENOTYPE_ROOT = "HP:0000118"
@@ -500,6 +511,16 @@ class SynthConfig:
             list (:func:`abbreviation_terms`).
         finding_share: share of clinical lines written from :data:`FINDING_TEMPLATES`, filled with
             :func:`finding_terms`.
+        list_coverage: after the random documents, documents whose term slots take each name of the
+            project's term list, and of the abbreviation and finding lists when those are used, this many
+            times, so that no listed name is left out of the training data by chance.
+        modifier_share: share of term slots whose name follows a body site of the packaged anatomy list
+            inside the mention ("gastric ulcer", "renal cyst"), as ShARe spans take in the sites written just
+            before a disorder; such a mention is CUI-less (the site makes another concept).
+        modifier_adjectives: those words include the disorder adjectives of HPO's two-word names
+            (:func:`disorder_adjectives`: "interstitial", "erythematous").
+        lists_in_lexicon: the names of the project's term, finding and abbreviation lists that carry a CUI
+            join the HPO lexicon the model is trained with (its term features and the normalizer's dictionary).
         seed: random seed; the same settings always give the same documents.
 
     Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.
@@ -519,6 +540,10 @@ class SynthConfig:
     corpus_upper_share: float = 0.0
     abbreviation_share: float = 0.0
     finding_share: float = 0.0
+    list_coverage: int = 0
+    lists_in_lexicon: bool = False
+    modifier_share: float = 0.0
+    modifier_adjectives: bool = False
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
@@ -653,12 +678,22 @@ def generate_template_docs(
     def pick_finding() -> Term:
         return rng.choice(finding_pool)
 
-    def pick() -> Term:
+    def pick_name() -> Term:
         if abbreviation_pool and config.abbreviation_share and rng.random() < config.abbreviation_share:
             return rng.choice(abbreviation_pool)
         if hpo_pool and (not project_pool or rng.random() >= config.project_share):
             return rng.choices(hpo_pool, hpo_weights)[0]
         return rng.choice(project_pool)
+
+    sites = body_sites() if config.modifier_share else []
+    if sites and config.modifier_adjectives:
+        sites = sorted({*sites, *disorder_adjectives(hpo_pool)})
+
+    def pick() -> Term:
+        term = pick_name()
+        if sites and rng.random() < config.modifier_share and " " not in term.name and term.name[1:].islower():
+            return Term(f"{rng.choice(sites)} {term.name}", CUI_LESS)
+        return term
 
     docs: dict[str, Document] = {}
     gold: dict[str, list[Mention]] = {}
@@ -682,7 +717,79 @@ def generate_template_docs(
         markup = newline.join(lines) + newline
         doc, mentions = parse_markup(markup, doc_id)
         docs[doc_id], gold[doc_id] = doc, mentions
+    if config.list_coverage:
+        _coverage_docs(docs, gold, rng, config, project_pool + abbreviation_pool, finding_pool, pick, term_heads)
     return docs, gold
+
+
+def _coverage_docs(docs: dict[str, Document], gold: dict[str, list[Mention]], rng: random.Random,
+                   config: SynthConfig, terms: Sequence[Term], findings: Sequence[Term], pick,
+                   term_heads: Mapping[str, Sequence[str]]) -> None:
+    """Documents ``synth-cov-NNNN`` whose slots take every name of ``terms`` and ``findings``
+    ``config.list_coverage`` times (in a shuffled order), in clinical and eligibility lines alike."""
+    queue = [t for t in terms for _ in range(config.list_coverage)]
+    found = [t for t in findings for _ in range(config.list_coverage)]
+    rng.shuffle(queue)
+    rng.shuffle(found)
+
+    def next_term() -> Term:
+        return queue.pop() if queue else pick()
+
+    def next_finding() -> Term:
+        return found.pop() if found else rng.choice(findings)
+
+    n = 0
+    while queue or found:
+        eligibility = bool(queue) and rng.random() < config.eligibility_share
+        templates = ELIGIBILITY_TEMPLATES if eligibility else CLINICAL_TEMPLATES
+        header = rng.choice(CRITERIA_HEADERS if eligibility else CLINICAL_HEADERS)
+        bullet = rng.choice(BULLETS)
+        newline = "\r\n" if rng.random() < config.crlf_share else "\n"
+        lines = [header] if header else []
+        for i in range(max(1, rng.randint(config.min_lines, config.max_lines))):  # each document takes a name
+            if found and not eligibility and (not queue or rng.random() < 0.5):
+                body = _fill(rng.choice(FINDING_TEMPLATES), rng, next_term, i, pick_finding=next_finding)
+            elif queue:
+                body = _fill(rng.choice(templates), rng, next_term, i, term_heads, config.term_coord_share)
+            else:
+                break
+            prefix = f"{i + 1}. " if bullet == "#. " else bullet
+            lines.append(prefix + body)
+        doc_id = f"synth-cov-{n:04d}"
+        doc, mentions = parse_markup(newline.join(lines) + newline, doc_id)
+        docs[doc_id], gold[doc_id] = doc, mentions
+        n += 1
+
+
+# Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
+# certainty, time and quantity (attributes in ShARe/CLEF 2014), and normal-finding words.
+NOT_MODIFIERS = frozenset(
+    "severe mild moderate chronic acute active other several significant known possible probable new old recent "
+    "prior previous general total normal typical usual clinical medical potential initial final additional "
+    "multiple primary secondary serial special actual individual natural real positive negative progressive "
+    "intensive extensive effective relative sensitive similar regular bilateral lateral local central minimal "
+    "maximal mental original equal stable critical physical interval overall functional partial marginal "
+    "intermittent persistent residual recurrent occasional frequent episodic gradual sudden worsening "
+    "increasing decreasing mildly moderately severely slight".split()
+)
+# Adjective endings of body sites and disorder qualifiers: gastric, renal, pulmonary, ischemic, infectious.
+ADJECTIVE = re.compile(r"^[a-z]{4,}(?:al|ic|ary|ous|oid|ive|ar|eal)$")
+
+
+def body_sites() -> list[str]:
+    """The one-word names of the packaged anatomy list (lung, hepatic, renal), sorted."""
+    return sorted(k for k in AnatomyMatcher.load().cuis if " " not in k)
+
+
+def disorder_adjectives(hpo: Iterable[Term], min_names: int = 3) -> list[str]:
+    """Adjectives (the endings of :data:`ADJECTIVE`) that begin at least ``min_names`` two-word HPO names
+    ("interstitial", "pulmonary"), leaving out severity, course and certainty words (:data:`NOT_MODIFIERS`), sorted."""
+    counts: dict[str, int] = {}
+    for t in hpo:
+        words = t.name.lower().split()
+        if len(words) == 2 and ADJECTIVE.match(words[0]) and words[0] not in NOT_MODIFIERS:
+            counts[words[0]] = counts.get(words[0], 0) + 1
+    return sorted(w for w, n in counts.items() if n >= min_names)
 
 
 def same_length_upper(text: str) -> str:
