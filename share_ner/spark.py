@@ -309,8 +309,8 @@ def annotate_all(df: Any, text_col: str = "text", id_col: str = "note_id", model
     ``characters``) and one ``worker`` row per task (its peak memory and CPU seconds). Lazy, like any DataFrame:
     persist it before taking several results from it, or each one annotates again."""
     schema = _all_schema(attributes)
-    how = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
-    return _map(df, functools.partial(_partition, columns=schema.fieldNames(), **how), schema)
+    how, preload = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
+    return _map(df, functools.partial(_partition, columns=schema.fieldNames(), **how), schema, preload)
 
 
 def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
@@ -321,20 +321,21 @@ def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = 
     over the notes gives every output. Read ``tally.value`` after the one action that writes the mentions;
     Spark applies each task's update once (a failed or retried task's is dropped)."""
     schema = mention_schema(attributes)
-    how = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
-    return _map(df, functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, **how), schema)
+    how, preload = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
+    return _map(df, functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, **how), schema,
+                preload)
 
 
-def _map(df: Any, body: functools.partial, schema: Any) -> Any:
+def _map(df: Any, body: functools.partial, schema: Any, preload: str | None) -> Any:
     """``mapInPandas(body)`` over the id and text columns. The function handed to Spark carries the session's
-    Python environment with :data:`PRELOAD_ENV` naming the model, so that a Python daemon started for it
-    (``spark.python.daemon.module=share_ner.spark_daemon``) loads the model before forking the workers; the
-    session's environment is left as it was (the variable is part of the key Spark keeps its daemons under)."""
+    Python environment with :data:`PRELOAD_ENV` naming the model and its directory ``preload`` (None: none), so
+    that a Python daemon started for it (``spark.python.daemon.module=share_ner.spark_daemon``) loads the model
+    before forking the workers; the session's environment is left as it was (the variable is part of the key
+    Spark keeps its daemons under)."""
     environment = df.sparkSession.sparkContext.environment
     before = environment.get(PRELOAD_ENV)
-    at = body.keywords.pop("preload")
-    if at is not None:
-        environment[PRELOAD_ENV] = json.dumps({"key": body.keywords["key"], "path": at})
+    if preload is not None:
+        environment[PRELOAD_ENV] = json.dumps({"key": body.keywords["key"], "path": preload})
     else:
         environment.pop(PRELOAD_ENV, None)
     try:
@@ -347,15 +348,18 @@ def _map(df: Any, body: functools.partial, schema: Any) -> Any:
 
 
 def _worker_args(df: Any, text_col: str, id_col: str, model: Any, attributes: bool, ship_model: bool,
-                 latin1: bool, id_from_path: bool) -> dict[str, Any]:
+                 latin1: bool, id_from_path: bool) -> tuple[dict[str, Any], str | None]:
+    """The keyword arguments of a partition function, and the directory the Python daemon preloads the model
+    from (see :func:`_model_loader`)."""
     from pyspark.sql import SparkSession
 
     require_spark()
     check_columns(df, id_col, text_col)
     spark = SparkSession.getActiveSession() or df.sparkSession
     key, loader, preload = _model_loader(spark, model, ship_model)
-    return {"key": key, "loader": loader, "preload": preload, "text_col": text_col, "id_col": id_col, "attributes": attributes,
-            "latin1": latin1, "id_from_path": id_from_path}
+    how = {"key": key, "loader": loader, "text_col": text_col, "id_col": id_col, "attributes": attributes,
+           "latin1": latin1, "id_from_path": id_from_path}
+    return how, preload
 
 
 def annotate(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
