@@ -40,13 +40,11 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import pycrfsuite
 
-from share_ner.attributes.anatomy import AnatomyMatcher
 from share_ner.default_model import synthetic
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
@@ -140,23 +138,13 @@ def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig())
     return TermMatcher.from_terms(labelling_terms(lexicon, config))
 
 
-NOT_MODIFIERS = synthetic.NOT_MODIFIERS
-_ADJECTIVE = synthetic.ADJECTIVE
-
-
-@lru_cache(maxsize=1)
-def body_site_words() -> frozenset[str]:
-    """One-word names of the packaged anatomy list (lung, hepatic, cardiac)."""
-
-    return frozenset(k for k in AnatomyMatcher.load().cuis if " " not in k)
-
-
 def _modifier_start(words: Sequence[str], start: int, sites: frozenset[str]) -> int:
     """Where a match starting at ``start`` begins once the body sites and disorder adjectives before it join."""
 
     while start > 0:
         word = words[start - 1].lower()
-        if word in NOT_MODIFIERS or word in TERM_STOP_WORDS or not (word in sites or _ADJECTIVE.match(word)):
+        if (word in synthetic.NOT_MODIFIERS or word in TERM_STOP_WORDS
+                or not (word in sites or synthetic.ADJECTIVE.match(word))):
             break
         start -= 1
     return start
@@ -167,7 +155,7 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
     """Longest lexicon matches in each note as mentions (with the matched name's first CUI); with
     ``modifiers``, each takes in the body sites and disorder adjectives just before it."""
 
-    sites = body_site_words() if modifiers else frozenset()
+    sites = frozenset(synthetic.body_sites()) if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
     for doc_id, doc in docs.items():
         found: list[Mention] = []

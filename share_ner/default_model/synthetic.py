@@ -698,13 +698,10 @@ def generate_template_docs(
     docs: dict[str, Document] = {}
     gold: dict[str, list[Mention]] = {}
     for n in range(config.n_docs):
-        doc_id = f"synth-{n:04d}"
         eligibility = rng.random() < config.eligibility_share
         templates = ELIGIBILITY_TEMPLATES if eligibility else CLINICAL_TEMPLATES
-        header = rng.choice(CRITERIA_HEADERS if eligibility else CLINICAL_HEADERS)
-        bullet = rng.choice(BULLETS)
-        newline = "\r\n" if rng.random() < config.crlf_share else "\n"
-        lines = [header] if header else []
+        layout = _layout(rng, config, eligibility)
+        bodies = []
         for i in range(rng.randint(config.min_lines, config.max_lines)):
             if rng.random() < config.filler_share:
                 body = rng.choice(FILLER_LINES)
@@ -712,11 +709,8 @@ def generate_template_docs(
                 body = _fill(rng.choice(FINDING_TEMPLATES), rng, pick, i, pick_finding=pick_finding)
             else:
                 body = _fill(rng.choice(templates), rng, pick, i, term_heads, config.term_coord_share)
-            prefix = f"{i + 1}. " if bullet == "#. " else bullet
-            lines.append(prefix + body)
-        markup = newline.join(lines) + newline
-        doc, mentions = parse_markup(markup, doc_id)
-        docs[doc_id], gold[doc_id] = doc, mentions
+            bodies.append(body)
+        _add_document(docs, gold, f"synth-{n:04d}", layout, bodies)
     if config.list_coverage:
         _coverage_docs(docs, gold, rng, config, project_pool + abbreviation_pool, finding_pool, pick, term_heads)
     return docs, gold
@@ -742,23 +736,36 @@ def _coverage_docs(docs: dict[str, Document], gold: dict[str, list[Mention]], rn
     while queue or found:
         eligibility = bool(queue) and rng.random() < config.eligibility_share
         templates = ELIGIBILITY_TEMPLATES if eligibility else CLINICAL_TEMPLATES
-        header = rng.choice(CRITERIA_HEADERS if eligibility else CLINICAL_HEADERS)
-        bullet = rng.choice(BULLETS)
-        newline = "\r\n" if rng.random() < config.crlf_share else "\n"
-        lines = [header] if header else []
+        layout = _layout(rng, config, eligibility)
+        bodies = []
         for i in range(max(1, rng.randint(config.min_lines, config.max_lines))):  # each document takes a name
             if found and not eligibility and (not queue or rng.random() < 0.5):
-                body = _fill(rng.choice(FINDING_TEMPLATES), rng, next_term, i, pick_finding=next_finding)
+                bodies.append(_fill(rng.choice(FINDING_TEMPLATES), rng, next_term, i, pick_finding=next_finding))
             elif queue:
-                body = _fill(rng.choice(templates), rng, next_term, i, term_heads, config.term_coord_share)
+                bodies.append(_fill(rng.choice(templates), rng, next_term, i, term_heads, config.term_coord_share))
             else:
                 break
-            prefix = f"{i + 1}. " if bullet == "#. " else bullet
-            lines.append(prefix + body)
-        doc_id = f"synth-cov-{n:04d}"
-        doc, mentions = parse_markup(newline.join(lines) + newline, doc_id)
-        docs[doc_id], gold[doc_id] = doc, mentions
+        _add_document(docs, gold, f"synth-cov-{n:04d}", layout, bodies)
         n += 1
+
+
+def _layout(rng: random.Random, config: SynthConfig, eligibility: bool) -> tuple[str, str, str]:
+    """A template document's header (may be empty), bullet and line ending."""
+    header = rng.choice(CRITERIA_HEADERS if eligibility else CLINICAL_HEADERS)
+    bullet = rng.choice(BULLETS)
+    newline = "\r\n" if rng.random() < config.crlf_share else "\n"
+    return header, bullet, newline
+
+
+def _add_document(docs: dict[str, Document], gold: dict[str, list[Mention]], doc_id: str,
+                  layout: tuple[str, str, str], bodies: Sequence[str]) -> None:
+    """The document of ``bodies`` (marked-up lines) under ``layout`` (:func:`_layout`), parsed into ``docs`` and
+    its mentions into ``gold``."""
+    header, bullet, newline = layout
+    lines = [header] if header else []
+    lines += [(f"{i + 1}. " if bullet == "#. " else bullet) + body for i, body in enumerate(bodies)]
+    doc, mentions = parse_markup(newline.join(lines) + newline, doc_id)
+    docs[doc_id], gold[doc_id] = doc, mentions
 
 
 # Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
