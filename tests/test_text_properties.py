@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from share_ner.document import Document, Mention
+from share_ner.placeholders import placeholder_regex
 from share_ner.tagging.scheme import decode, encode_report
-from share_ner.text import PLACEHOLDER_RE, split_sentences
+from share_ner.text import split_sentences
 
 PIECES = st.sampled_from(
     [
@@ -21,10 +22,11 @@ PIECES = st.sampled_from(
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(PIECES, max_size=40))
+@example(["[**" * 101, "CHF", "[**Hospital1 18**]"])  # a starred placeholder (**CHF[...]) holding a space
 def test_sentences_tile_the_text(pieces):
     text = "".join(pieces)
     sents = split_sentences(Document("p", text))
-    placeholders = {(m.start(), m.end()) for m in PLACEHOLDER_RE.finditer(text)}
+    placeholders = {(m.start(), m.end()) for m in placeholder_regex().finditer(text)}  # every style in use
     prev_end = 0
     for s in sents:
         assert s.tokens, "no empty sentences"
