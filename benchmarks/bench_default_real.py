@@ -83,24 +83,50 @@ def run(pipeline: Any, docs: Mapping[str, Any], normalize: bool) -> tuple[dict[s
     return pred, _cpu() - started
 
 
+def sentence_case(text: str) -> str:
+    """``text`` lower-cased with its first letter in capitals (offsets unchanged where lower-casing keeps them)."""
+    lower = text.lower()
+    if len(lower) != len(text):
+        return text
+    i = next((k for k, c in enumerate(lower) if c.isalpha()), 0)
+    return lower[:i] + lower[i : i + 1].upper() + lower[i + 1 :]
+
+
+def recased(docs: Mapping[str, Any]) -> dict[str, Any]:
+    """Each sentence in the other case: the ones in capitals in sentence case, the others upper-cased, so the
+    same sentences are scored in both cases (offsets unchanged)."""
+    from share_ner.default_model.synthetic import same_length_upper
+    from share_ner.document import Document
+
+    return {k: Document(d.id, sentence_case(d.text) if is_capitals(d.text) else same_length_upper(d.text))
+            for k, d in docs.items()}
+
+
 def negex_recall(pipeline: Any, data: Path) -> dict[str, Any]:
+    """Recall of negex_kit/dev's annotated conditions by group: ``normal``, ``mixed``, ``capitals`` (and
+    ``non-normal``, the last two together), and ``mixed-upper`` and ``capitals-cased``: the same sentences
+    tagged in the other case (:func:`recased`)."""
     docs, gold = load_split(data, NEGEX)
     pred, cpu = run(pipeline, docs, normalize=False)
+    other, _ = run(pipeline, recased(docs), normalize=False)
     groups: dict[str, list[int]] = {}  # group -> [n, overlap, strict]
     for doc_id, doc in docs.items():
         for g in gold[doc_id]:
             condition = " ".join(doc.text[s:e] for s, e in g.spans)
             if is_normal_finding(condition):
-                key = "normal"
+                keys = [("normal", pred)]
+            elif is_capitals(doc.text):
+                keys = [("capitals", pred), ("capitals-cased", other)]
             else:
-                key = "capitals" if is_capitals(doc.text) else "mixed"
-            found = pred.get(doc_id, [])
-            overlap = any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans)
-            strict = any(p.spans == g.spans for p in found)
-            row = groups.setdefault(key, [0, 0, 0])
-            row[0] += 1
-            row[1] += overlap
-            row[2] += strict
+                keys = [("mixed", pred), ("mixed-upper", other)]
+            for key, predicted in keys:
+                found = predicted.get(doc_id, [])
+                overlap = any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans)
+                strict = any(p.spans == g.spans for p in found)
+                row = groups.setdefault(key, [0, 0, 0])
+                row[0] += 1
+                row[1] += overlap
+                row[2] += strict
     non = [sum(x) for x in zip(groups.get("mixed", [0, 0, 0]), groups.get("capitals", [0, 0, 0]))]
     groups["non-normal"] = non
     return {"groups": groups, "cpu": cpu, "chars": sum(len(d.text) for d in docs.values())}
@@ -239,7 +265,9 @@ def negex_table(res: dict[str, Any]) -> list[str]:
     lines = ["| conditions | n | overlap recall | strict recall |", "|---|---|---|---|"]
     for key, label in (("non-normal", "not normal findings (target: overlap 0.85, strict 0.60)"),
                        ("mixed", "... in mixed-case sentences"),
+                       ("mixed-upper", "... the same mixed-case sentences, upper-cased"),
                        ("capitals", "... in sentences wholly in capitals"),
+                       ("capitals-cased", "... the same sentences in capitals, in sentence case"),
                        ("normal", "normal findings (not ShARe disorders; shown for reference)")):
         n, o, s = g.get(key, [0, 0, 0])
         lines.append(f"| {label} | {n} | {r(o / n if n else 0)} | {r(s / n if n else 0)} |")
@@ -256,6 +284,16 @@ def corpus_table(rows: Sequence[dict[str, Any]]) -> list[str]:
                      f"{r(u.relaxed.f1)} | {r(m.strict.f1 - u.strict.f1)} | {acc} | "
                      f"{row['chars'] / max(row['cpu'], 1e-9):,.0f} |")
     return lines
+
+
+def kept_sections(path: Path, lines: Sequence[str]) -> str:
+    """The ``## `` sections of the results file at ``path`` that ``lines`` (this run's) do not write again: the
+    error analysis and the choice of settings, written from the ``--errors`` and ``--dev`` runs, are kept."""
+    if not path.is_file():
+        return ""
+    written = {line for line in lines if line.startswith("## ")}
+    sections = re.split(r"(?m)^(?=## )", path.read_text(encoding="utf-8"))[1:]
+    return "".join(sec for sec in sections if sec.splitlines()[0] not in written).rstrip("\n") + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -345,7 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         *speed,
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(out), encoding="utf-8")
+    kept = kept_sections(args.out, out)
+    args.out.write_text("\n".join(out).rstrip("\n") + ("\n\n" + kept if kept else "\n"), encoding="utf-8")
     print(f"wrote {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}", file=sys.stderr)
     return 0
 

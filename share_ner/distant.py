@@ -21,7 +21,9 @@
 
    each label takes the CUI of the name it matched;
 2. a CRF is trained on those labels, with the gold notes (when given) repeated
-   ``gold_weight`` times, so gold outweighs distant labels;
+   ``gold_weight`` times, so gold outweighs distant labels; its term features
+   match the names the labels were matched with (:func:`label_lexicon`), so
+   that they fire where the labels are and nowhere else;
 3. self-training, ``rounds`` times: a model (trained with L-BFGS, whose
    marginals are probabilities, and by default without lexicon features,
    so that it learns from context what the lexicon does not list) tags the
@@ -31,8 +33,9 @@
    labels they overlap); the model is trained again on the new labels (with
    the settings given).
 
-The normalizer is fitted on the same labels (gold plus distant), so its
-gazetteer holds the lexicon's CUIs for the strings the notes use.
+The normalizer is fitted on the same labels (gold plus distant) and the lexicon
+(:func:`model_lexicon`), so its gazetteer holds the lexicon's CUIs for the
+strings the notes use.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.matcher import TermMatcher
 from share_ner.features.stopwords import TERM_STOP_WORDS
-from share_ner.lexicons.lexicon import Lexicon
+from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.pipeline import Pipeline
 from share_ner.settings import checked_settings
 from share_ner.tagging.config import TaggerConfig
@@ -72,9 +75,13 @@ class DistantConfig:
     phenotypes_only: bool = True  # with HPO: phenotypic abnormalities only (no inheritance, onset, severity terms)
     project_lists: bool = True  # also match the project's clinical term, finding and abbreviation lists
     modifiers: bool = True  # a match takes in the body sites and disorder adjectives just before it
-    # The project's list names with a CUI join the lexicon the model is trained with (term features, normalizer),
-    # so that the term features fire where the labels are.
+    # The project's list names with a CUI join the normalizer's lexicon (and, without label_features, the term
+    # features' lexicon), so that they are normalized like the lexicon's own names.
     lists_in_lexicon: bool = True
+    # The model's term features match the labelling names (label_lexicon), not the whole lexicon: HPO's modifiers
+    # and grouping names ("Mild", "All") would fire where no label is, and its phenotypes without a UMLS CUI would
+    # not fire where labels are. The normalizer keeps the lexicon with CUIs (model_lexicon).
+    label_features: bool = True
     # The self-training model without lexicon features: with them it only gives the lexicon's labels back.
     round_lexicon_features: bool = False
 
@@ -87,7 +94,7 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
-        for name in ("phenotypes_only", "project_lists", "modifiers", "lists_in_lexicon",
+        for name in ("phenotypes_only", "project_lists", "modifiers", "lists_in_lexicon", "label_features",
                      "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
@@ -124,12 +131,21 @@ def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -
 
 
 def model_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> Lexicon:
-    """The lexicon a distant model is trained with: ``lexicon``, and with ``project_lists`` and
-    ``lists_in_lexicon``, the project's list names that carry a CUI too."""
+    """The lexicon a distant model's normalizer is fitted on (and, without ``label_features``, its term features
+    match): ``lexicon``, and with ``project_lists`` and ``lists_in_lexicon``, the project's list names that carry a
+    CUI too."""
 
     if not (config.project_lists and config.lists_in_lexicon):
         return lexicon
     return synthetic.with_list_names(lexicon)
+
+
+def label_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> Lexicon:
+    """The names distant labels are matched with (:func:`labelling_terms`, the CUI-less ones included) as a lexicon:
+    with ``label_features``, the one the model's term features match."""
+
+    entries = [LexiconEntry(cui, name, "share-ner") for name, cui in labelling_terms(lexicon, config)]
+    return Lexicon.from_entries(entries, f"{getattr(lexicon, 'name', 'memory')}-labels")
 
 
 def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> TermMatcher:
@@ -240,6 +256,8 @@ def train_distant(
     if not n_labels:
         raise ShareNerError(f"{where}: the lexicon matches nothing in {len(notes)} notes; nothing to learn from")
     say(f"{len(notes)} distant notes, {n_labels} lexicon labels")
+    # The normalizer's lexicon (CUIs); the term features' names, with label_features, are the labels' own.
+    features_lexicon = label_lexicon(lexicon, config) if config.label_features else model_lexicon(lexicon, config)
     lexicon = model_lexicon(lexicon, config)
     gold_docs = dict(gold_docs or {})
     gold = dict(gold or {})
@@ -268,7 +286,7 @@ def train_distant(
             if not config.round_lexicon_features:
                 model_config = model_config.replace(features=replace(model_config.features, lexicon=False))
             model = train_model(docs, train_gold, work / f"round{round_no}", model_config,
-                                lexicon=lexicon, fit_normalizer=False, progress=say)
+                                lexicon=features_lexicon, fit_normalizer=False, progress=say)
             pipeline = Pipeline.load(model)
             matched = {m.spans: m.cui for ms in labels.values() for m in ms}
             current = {}
@@ -281,6 +299,7 @@ def train_distant(
             say(f"self-training round {round_no + 1}: {kept} confident mentions, "
                 f"{sum(map(len, current.values()))} labels")
         docs, train_gold = training_set(current)
-        return train_model(docs, train_gold, out_dir, tagger_config, lexicon=lexicon, progress=say, **train_options)
+        return train_model(docs, train_gold, out_dir, tagger_config, lexicon=features_lexicon,
+                           normalizer_lexicon=lexicon, progress=say, **train_options)
     finally:
         shutil.rmtree(work, ignore_errors=True)

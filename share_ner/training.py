@@ -62,6 +62,7 @@ def train_model(
     fit_normalizer: bool = True,
     normalizer_config: NormalizerConfig | None = None,
     normalizer_abbreviations: Mapping[str, Sequence[str]] | None = None,
+    normalizer_lexicon: Lexicon | None = None,
     clusters_source: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
@@ -78,6 +79,7 @@ def train_model(
         fit_normalizer: fit the Normalizer and keep it in ``normalizer/``.
         normalizer_config: its settings (default settings when None).
         normalizer_abbreviations: a site's own abbreviation list for the normalizer, kept in the model.
+        normalizer_lexicon: the lexicon the normalizer is fitted on when it is not ``lexicon``.
         clusters_source: where the clusters came from, recorded in config.json.
         progress: called with one-line status messages.
 
@@ -99,7 +101,8 @@ def train_model(
         normalizer_info = None
         if fit_normalizer:
             say("fitting the normalizer")
-            normalizer = Normalizer.fit(lexicon, docs, gold, normalizer_config, normalizer_abbreviations)
+            normalizer = Normalizer.fit(normalizer_lexicon or lexicon, docs, gold, normalizer_config,
+                                        normalizer_abbreviations)
             normalizer.save(tmp / FILES.normalizer)
             normalizer_info = {"directory": FILES.normalizer}
         report.seconds = time.perf_counter() - started

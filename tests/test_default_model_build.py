@@ -112,3 +112,19 @@ def test_unwritable_cache_is_one_clear_error(tmp_path):
     with pytest.raises(dm.ShareNerError) as info:
         dm.default_model_dir(synth=SMALL_SYNTH, tagger=SMALL_TAGGER, cache=blocker / "cache")
     assert "SHARE_NER_CACHE" in str(info.value)
+
+
+def test_label_features_match_the_distant_label_names_and_the_normalizer_keeps_the_cuis(built, tmp_path):
+    from share_ner.document import CUI_LESS
+
+    _, plain = built
+    model = dm.default_model_dir(synth=SynthConfig(n_docs=10, seed=13, label_features=True), tagger=SMALL_TAGGER,
+                                 cache=tmp_path)
+    terms = (model / "terms.tsv").read_text(encoding="utf-8")
+    plain_terms = (plain / "terms.tsv").read_text(encoding="utf-8")
+    # HPO's clinical modifier "Mild" gives no term feature; the CUI-less finding "obtunded" does
+    assert "\nMild\t" in plain_terms and "\nMild\t" not in terms
+    assert "\nobtunded\t" not in plain_terms and "\nobtunded\t" in terms
+    normalizer = Pipeline.load(model).normalizer
+    assert normalizer is not None and all(e.cui != CUI_LESS for e in normalizer.lexicon.entries)
+    assert "Mild" in {e.name for e in normalizer.lexicon.entries}

@@ -125,3 +125,23 @@ def test_the_model_lexicon_adds_the_project_list_names_with_a_cui(lexicon: Lexic
     assert names["Chest pain"] == "C0008031" and names["CHF"] == "C0018802"  # terms.tsv: CHF with its CUI
     assert all(e.cui != CUI_LESS for e in combined.entries)
     assert combined.name != lexicon.name  # saved with the model as a copy, not reloaded as the bare lexicon
+
+
+def test_term_features_match_the_label_names_and_the_normalizer_keeps_the_cuis(tmp_path: Path) -> None:
+    from share_ner.distant import label_lexicon, model_lexicon, train_distant
+    from share_ner.pipeline import Pipeline
+    from share_ner.tagging.config import TaggerConfig
+
+    lex = Lexicon.from_entries(ENTRIES, "fixture")
+    # the fixture lexicon is not HPO, so every name labels; the project's CUI-less list names join (JVD)
+    labels = {e.name: e.cui for e in label_lexicon(lex).entries}
+    assert labels["Dyspnea"] == "C0013404" and labels["JVD"] == CUI_LESS
+    assert "JVD" not in {e.name for e in model_lexicon(lex).entries}
+    notes = {f"n{i}": Document(f"n{i}", f"Dyspnea and JVD on day {i}.\n") for i in range(6)}
+    model = train_distant(notes, lex, tmp_path / "model", TaggerConfig(), config=DistantConfig(rounds=0))
+    terms = (model / "terms.tsv").read_text(encoding="utf-8")
+    # a term feature for a CUI-less label name the notes never hold: from the label names, not the mentions
+    assert "\nobtunded\t" in terms and "obtunded" not in {e.name for e in model_lexicon(lex).entries}
+    normalizer = Pipeline.load(model).normalizer
+    assert normalizer is not None and all(e.cui != CUI_LESS for e in normalizer.lexicon.entries)
+    assert {"Dyspnea", "CHF"} <= {e.name for e in normalizer.lexicon.entries}

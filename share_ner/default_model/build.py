@@ -34,6 +34,7 @@ from typing import Any, Callable
 from share_ner import __version__
 from share_ner.default_model import synthetic
 from share_ner.default_model.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
+from share_ner.distant import label_lexicon
 from share_ner.errors import ShareNerError
 from share_ner.features.config import FeatureConfig
 from share_ner.lexicons import cache_dir, default_lexicon
@@ -73,8 +74,8 @@ def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
 
 
 # Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("default_model/synthetic", "tagging/*", "model", "training", "text", "document", "linking/*",
-                     "placeholders")
+_TRAINING_MODULES = ("default_model/synthetic", "distant", "tagging/*", "model", "training", "text", "document",
+                     "linking/*", "placeholders")
 
 
 def _package_dir(name: str) -> Path | None:
@@ -155,10 +156,10 @@ def default_model_dir(
     print(f"share-ner: building the default model into {final} (once)", file=sys.stderr, flush=True)
     try:
         docs, gold = training_data(synth)
-        lexicon = default_lexicon()
-        if synth.lists_in_lexicon:
-            lexicon = synthetic.with_list_names(lexicon)
-        built = train_model(docs, gold, work / "model", tagger, lexicon=lexicon,
+        hpo = default_lexicon()
+        lexicon = synthetic.with_list_names(hpo) if synth.lists_in_lexicon else hpo
+        features_lexicon = label_lexicon(hpo) if synth.label_features else lexicon
+        built = train_model(docs, gold, work / "model", tagger, lexicon=features_lexicon, normalizer_lexicon=lexicon,
                             progress=progress or (lambda msg: None))
         try:
             os.rename(built, final)

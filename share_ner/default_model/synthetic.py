@@ -521,6 +521,9 @@ class SynthConfig:
             (:func:`disorder_adjectives`: "interstitial", "erythematous").
         lists_in_lexicon: the names of the project's term, finding and abbreviation lists that carry a CUI
             join the HPO lexicon the model is trained with (its term features and the normalizer's dictionary).
+        label_features: the model's term features match the names distant labels are matched with (HPO's
+            phenotypic abnormalities and the project's lists, CUI-less ones included:
+            :func:`share_ner.distant.label_lexicon`) instead of the whole lexicon; the normalizer keeps the lexicon.
         seed: random seed; the same settings always give the same documents.
 
     Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.
@@ -544,6 +547,7 @@ class SynthConfig:
     lists_in_lexicon: bool = False
     modifier_share: float = 0.0
     modifier_adjectives: bool = False
+    label_features: bool = False
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
