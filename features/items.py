@@ -13,7 +13,7 @@ those of the dicts (``tests/test_feature_items.py`` compares the two), so a mode
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from share_ner.document import Document, Sentence
 from share_ner.features.config import FeatureConfig
@@ -28,7 +28,7 @@ from share_ner.features.extract import (
     note_abbreviations,
     position_names,
 )
-from share_ner.features.tokens import word_features
+from share_ner.features.tokens import WordFeatures, word_features
 
 Items = list[list[bytes]]  # one list of attribute names per token
 # Distinct strings whose attributes are kept; past this the cache starts afresh (bounded memory, ~2 kB a word).
@@ -66,8 +66,9 @@ class _Word(NamedTuple):
     tail: tuple[bytes, ...]  # abbreviation + clusters: what follows the lexicon features when the note defines none
 
 
-def _word(word: str, resources: FeatureResources, config: FeatureConfig, caseless: bool) -> _Word:
-    b = word_features(word)  # its cache outlives this one's: training builds one FeatureResources per fold
+def _word(word: str, resources: FeatureResources, config: FeatureConfig, caseless: bool,
+          features: Callable[[str], WordFeatures] = word_features) -> _Word:
+    b = features(word)  # word_features' cache outlives this one's: training builds one FeatureResources per fold
     lower = b.lower.encode()
     sshape = _uncased(b.short_shape) if caseless else b.short_shape
     own: list[bytes] = []

@@ -43,6 +43,11 @@ from share_ner.features.items import (
     sentence_note,
     triple_names,
 )
+from share_ner.features.tokens import word_features
+
+# A word type's text features, not kept by word_features' own cache: the table keeps what tagging needs of them
+# (memory).
+_word_features = word_features.__wrapped__
 
 # Rows of bundles of more than one attribute kept before the table starts afresh (between notes): bounded memory,
 # 56 bytes a row for 7 labels.
@@ -119,7 +124,7 @@ class ScoreTable:
                     w = words[k]
                     entry = table.get(w)
                     if entry is None:
-                        e = _word(w, resources, config, caseless)
+                        e = _word(w, resources, config, caseless, _word_features)
                         entry = table[w] = (e.lower, e.sshape, self.row((_BIAS, *e.own, *e.tail)),
                                             *map(self.row, e.left), *map(self.row, e.right))
                     out[k] = entry
