@@ -44,18 +44,20 @@ MIMIC_III_NOTES = 2_083_180
 MIMIC_III_CHARS = 3.8e9
 CORES = 16
 
-# Profile stages: (label, function name, file suffix); each is the cumulative time of that function.
-# Each stage's entry function and the files it lives in: today's layout, then the one before the package split
-# (so that a baseline checkout of older code is profiled by the same stages).
+# Profile stages: (label, function names, file suffix); each is the cumulative time of those functions.
+# Each stage's entry functions and the files they live in: today's layout (token features as emission scores, the
+# CRF's Viterbi over a batch), then the layouts before (attribute lists tagged by CRFsuite; before the package
+# split), so that a baseline checkout of older code is profiled by the same stages.
 STAGES = [
-    ("read note files", "_read_note_file", ("batch/runner.py", "batch.py")),
-    ("sentences + tokens (scispacy tokenizer)", "split_sentences", ("text.py",)),
-    ("token features (incl. abbreviations)", "doc_sequences", ("tagging/crf.py", "tagger.py")),  # minus split_sentences
-    ("  of which abbreviation detection", "note_abbreviations", ("extract.py",)),
-    ("CRF tagging + decoding", "tag_sequences", ("tagging/crf.py", "tagger.py")),
-    ("normalization (CUIs)", "decide_many", ("linking/normalizer.py", "normalizer.py")),  # one note or a batch
-    ("write outputs", "write_annotations", ("__init__.py",)),
-    ("token counting (batch)", "count_tokens", ("batch/annotate.py", "batch.py")),
+    ("read note files", ("_read_note_file",), ("batch/runner.py", "batch.py")),
+    ("sentences + tokens (scispacy tokenizer)", ("split_sentences",), ("text.py",)),
+    ("token features (incl. abbreviations)", ("doc_emissions", "doc_sequences"), ("tagging/crf.py", "tagger.py")),
+    ("  of which abbreviation detection", ("note_abbreviations",), ("extract.py",)),
+    ("CRF tagging + decoding", ("viterbi", "_decode", "tag_sequences"), ("tagging/crf.py", "tagging/weights.py",
+                                                                       "tagger.py")),
+    ("normalization (CUIs)", ("decide_many",), ("linking/normalizer.py", "normalizer.py")),  # one note or a batch
+    ("write outputs", ("write_annotations",), ("__init__.py",)),
+    ("token counting (batch)", ("count_tokens",), ("batch/annotate.py", "batch.py")),
 ]
 NESTED = {"  of which abbreviation detection"}
 
@@ -212,9 +214,9 @@ def profile(model: str, notes: Path, n: int) -> tuple[float, list[tuple[str, flo
         prof.disable()
         total = time.perf_counter() - t
     stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
-    cum = {label: sum(v[3] for (fname, _, name), v in stats.items() if name == func and fname.endswith(suffix))
-           for label, func, suffix in STAGES}
-    # doc_sequences calls split_sentences: keep the features alone
+    cum = {label: sum(v[3] for (fname, _, name), v in stats.items() if name in funcs and fname.endswith(suffix))
+           for label, funcs, suffix in STAGES}
+    # doc_emissions (doc_sequences) calls split_sentences: keep the features alone
     cum[STAGES[2][0]] -= cum[STAGES[1][0]]
     return total, list(cum.items())
 

@@ -326,11 +326,29 @@ POSITION_NAMES = frozenset({_BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AF
 def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:
     """The position features of each token of ``sentence`` as CRFsuite attribute names (``idx:3-4``,
     ``line_first``...), in the order they are set; :func:`sentence_features` turns them into dict entries."""
-    tokens = sentence.tokens
-    n = len(tokens)
+    n = len(sentence.tokens)
     out = [[_IDX[i]] for i in range(min(n, 10))] + [[_IDX_LAST] for _ in range(n - 10)]
     out[-1].insert(0, _EOS)
     out[0].insert(0, _BOS)
+    for i, name in position_marks(sentence, text):
+        out[i].append(name)
+    return out
+
+
+def position_index_name(i: int) -> bytes:
+    """The ``idx`` attribute of the token ``i`` of a sentence (:func:`position_names` gives it first, after
+    ``BOS``/``EOS``)."""
+    return _IDX[i] if i < 10 else _IDX_LAST
+
+
+def position_marks(sentence: Sentence, text: str | None) -> list[tuple[int, bytes]]:
+    """The line and list marks among the position features (``line_first``, ``bullet``, ``after_bullet``,
+    ``after_colon``) as ``(token, attribute)``, in the order :func:`position_names` sets them after each token's
+    ``BOS``, ``EOS`` and ``idx``."""
+    tokens = sentence.tokens
+    n = len(tokens)
+    out: list[tuple[int, bytes]] = []
+    add = out.append
     if text is None:
         lines, quiet = False, False
     else:
@@ -343,7 +361,6 @@ def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:
     after_colon = False
     bullet_line = False
     for i, tok in enumerate(tokens):
-        f = out[i]
         if i == 0:
             if text is None:
                 first = True
@@ -363,21 +380,21 @@ def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:
             line_index += 1
         word = tok.text
         if line_index == 0:
-            f.append(_LINE_FIRST)
+            add((i, _LINE_FIRST))
             if word in _BULLETS or (word[:-1].isdigit() and word[-1:] in ".)" and len(word) <= 3):
                 bullet_line = True
-                f.append(_BULLET)
+                add((i, _BULLET))
             elif word.isdigit() and len(word) <= 2 and i + 1 < n and tokens[i + 1].text in (".", ")"):
                 bullet_line = True
-                f.append(_BULLET)
+                add((i, _BULLET))
         elif bullet_line:
             if line_index == 1 and word in (".", ")"):
-                f.append(_BULLET)
+                add((i, _BULLET))
             else:
-                f.append(_AFTER_BULLET)
+                add((i, _AFTER_BULLET))
                 bullet_line = False
         if after_colon:
-            f.append(_AFTER_COLON)
+            add((i, _AFTER_COLON))
         if word == ":":
             after_colon = True
         if quiet and not bullet_line:

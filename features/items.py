@@ -13,7 +13,7 @@ those of the dicts (``tests/test_feature_items.py`` compares the two), so a mode
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from share_ner.document import Document, Sentence
 from share_ner.features.config import FeatureConfig
@@ -28,7 +28,7 @@ from share_ner.features.extract import (
     note_abbreviations,
     position_names,
 )
-from share_ner.features.tokens import word_features
+from share_ner.features.tokens import WordFeatures, word_features
 
 Items = list[list[bytes]]  # one list of attribute names per token
 # Distinct strings whose attributes are kept; past this the cache starts afresh (bounded memory, ~2 kB a word).
@@ -66,8 +66,9 @@ class _Word(NamedTuple):
     tail: tuple[bytes, ...]  # abbreviation + clusters: what follows the lexicon features when the note defines none
 
 
-def _word(word: str, resources: FeatureResources, config: FeatureConfig, caseless: bool) -> _Word:
-    b = word_features(word)  # its cache outlives this one's: training builds one FeatureResources per fold
+def _word(word: str, resources: FeatureResources, config: FeatureConfig, caseless: bool,
+          features: Callable[[str], WordFeatures] = word_features) -> _Word:
+    b = features(word)  # word_features' cache outlives this one's: training builds one FeatureResources per fold
     lower = b.lower.encode()
     sshape = _uncased(b.short_shape) if caseless else b.short_shape
     own: list[bytes] = []
@@ -153,21 +154,62 @@ def _conjunctions(entries: Sequence[_Word], resources: FeatureResources
     if None in pairs:
         for k, got in enumerate(pairs):
             if got is None:
-                a, b = pair_keys[k]
-                joined = a + b"|" + b
-                before, after = _BIGRAM_BEFORE + joined, _BIGRAM_AFTER + joined
-                got = pairs[k] = pairs_memo[pair_keys[k]] = (
-                    (before,) if known is None or before in known else (),
-                    (after,) if known is None or after in known else ())
+                pairs[k] = pairs_memo[pair_keys[k]] = pair_names(*pair_keys[k], known)
     triple_keys = list(zip(shape, shape[1:], shape[2:]))
     triples = list(map(triples_memo.get, triple_keys))
     if None in triples:
         for k, got in enumerate(triples):
             if got is None:
-                a, b, c = triple_keys[k]
-                name = _SHAPE_TRIGRAM + a + b"|" + b + b"|" + c
-                triples[k] = triples_memo[triple_keys[k]] = (name,) if known is None or name in known else ()
+                triples[k] = triples_memo[triple_keys[k]] = triple_names(*triple_keys[k], known)
     return pairs, triples
+
+
+def pair_names(a: bytes, b: bytes, known: frozenset[bytes] | None = None
+               ) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+    """The conjunction attributes of the neighbouring lowercase words ``a b`` (or the pads ``<s>``, ``</s>``) the
+    model keeps: ``lw-1|lw`` of the second token, ``lw|lw+1`` of the first."""
+    joined = a + b"|" + b
+    before, after = _BIGRAM_BEFORE + joined, _BIGRAM_AFTER + joined
+    return ((before,) if known is None or before in known else (), (after,) if known is None or after in known else ())
+
+
+def triple_names(a: bytes, b: bytes, c: bytes, known: frozenset[bytes] | None = None) -> tuple[bytes, ...]:
+    """The ``ss-1|ss|ss+1`` attribute of the token of short shape ``b`` between ``a`` and ``c``, if kept."""
+    name = _SHAPE_TRIGRAM + a + b"|" + b + b"|" + c
+    return (name,) if known is None or name in known else ()
+
+
+def section_names(sentence: Sentence, config: FeatureConfig, known: frozenset[bytes] | None = None
+                  ) -> tuple[bytes, ...]:
+    """The section attribute every token of ``sentence`` gets, if the config has it and the model keeps it."""
+    if not config.section:
+        return ()
+    name = attribute_name("sec", sentence.section or "-")
+    return (name,) if known is None or name in known else ()
+
+
+def sentence_note(abbreviations: NoteAbbreviations | None, config: FeatureConfig) -> NoteAbbreviations | None:
+    """The note's abbreviation definitions when its tokens get in-note abbreviation attributes, else None."""
+    if config.abbreviation and abbreviations is not None and abbreviations.short_forms:
+        return abbreviations
+    return None
+
+
+def note_marks(word: str, start: int, note: NoteAbbreviations, known: frozenset[bytes] | None = None
+               ) -> list[bytes]:
+    """The in-note abbreviation attributes of the token ``word`` at character ``start``: a defined short form
+    (and its long form's lexicon types), or a token inside a long form (``abbr.long:B``/``I``)."""
+    marks = []
+    if word in note.short_forms:
+        marks.append(b"abbr.defined")
+        for semtype in note.short_form_types.get(word, ()):
+            marks.append(attribute_name(f"abbr.def_lex={semtype or 'term'}", 1.0))
+    tag = note.long_form_starts.get(start)
+    if tag is not None:
+        marks.append(attribute_name("abbr.long", tag))
+    if known is not None:
+        marks = [a for a in marks if a in known]
+    return marks
 
 
 def sentence_items(
@@ -197,37 +239,21 @@ def sentence_items(
     else:
         pairs, triples = [((), ())] * (n + 1), [()] * n
     known = resources._known
-    section = attribute_name("sec", sentence.section or "-") if config.section else None
-    if known is not None and section not in known:
-        section = None
+    sections = section_names(sentence, config, known)
     position = position_names(sentence, text) if config.position else None
     if known is not None and position is not None and not POSITION_NAMES <= known:
         position = [[a for a in names if a in known] for names in position]
     lexicon: dict[int, list[bytes]] = {}
     if config.lexicon and resources.term_matcher is not None:
         _lexicon_names(resources.term_matcher.find(words), n, config.window, known, lexicon)
-    note = abbreviations if config.abbreviation and abbreviations is not None and abbreviations.short_forms else None
-
+    note = sentence_note(abbreviations, config)
     if note is None:
         tails = [e.tail for e in entries]
     else:
-        tails = []
-        for i, e in enumerate(entries):
-            marks = []
-            word = words[i]
-            if word in note.short_forms:
-                marks.append(b"abbr.defined")
-                for semtype in note.short_form_types.get(word, ()):
-                    marks.append(attribute_name(f"abbr.def_lex={semtype or 'term'}", 1.0))
-            tag = note.long_form_starts.get(tokens[i].start)
-            if tag is not None:
-                marks.append(attribute_name("abbr.long", tag))
-            if known is not None:
-                marks = [a for a in marks if a in known]
-            tails.append((*e.abbreviation, *marks, *e.clusters))
+        tails = [(*e.abbreviation, *note_marks(words[i], tokens[i].start, note, known), *e.clusters)
+                 for i, e in enumerate(entries)]
     empty = [()] * n
     lexicons = [lexicon.get(i, ()) for i in range(n)] if lexicon else empty
-    sections = (section,) if section is not None else ()
     if position is None:
         position = empty
     if size == 2:
@@ -264,6 +290,8 @@ def _lexicon_token_names(tag: str, semtypes: tuple[str, ...], known: frozenset[b
 def _lexicon_names(matches: Sequence[Any], n: int, window: bool, known: frozenset[bytes] | None,
                    out: dict[int, list[bytes]]) -> None:
     """The attributes of :func:`lexicon_marks` the model keeps, by token, in the order they are set."""
+    if not matches:
+        return
     before = {tag: [a for a in (attribute_name("+1:lex", tag),) if known is None or a in known] for tag in "BI"}
     after = {tag: [a for a in (attribute_name("-1:lex", tag),) if known is None or a in known] for tag in "BI"}
     last = [a for a in (attribute_name("lex.last", 1.0),) if known is None or a in known]
@@ -290,8 +318,13 @@ def add_features(items: Items, extra: Mapping[int, Mapping[str, "str | float"]],
     known = resources._known
     for i, features in extra.items():
         if features:
-            names = [attribute_name(k, v) for k, v in features.items()]
-            items[i] += names if known is None else [a for a in names if a in known]
+            items[i] += extra_names(features, known)
+
+
+def extra_names(features: Mapping[str, "str | float"], known: frozenset[bytes] | None = None) -> list[bytes]:
+    """The attributes of a feature dict made after extraction (coordination marks) the model keeps, in order."""
+    names = [attribute_name(k, v) for k, v in features.items()]
+    return names if known is None else [a for a in names if a in known]
 
 
 def model_attributes(tagger: Any) -> frozenset[bytes]:
@@ -307,7 +340,13 @@ def document_items(
     config: FeatureConfig = FeatureConfig(),
 ) -> list[Items]:
     """:func:`sentence_items` of every sentence of ``doc`` (what :func:`document_features` gives, as attributes)."""
-    abbreviations = None
-    if config.abbreviation:
-        abbreviations = note_abbreviations(doc.text, resources.term_matcher if config.lexicon else None)
+    abbreviations = document_abbreviations(doc, resources, config)
     return [sentence_items(s, resources, config, doc.text, abbreviations) for s in sentences]
+
+
+def document_abbreviations(doc: Document, resources: FeatureResources, config: FeatureConfig
+                           ) -> NoteAbbreviations | None:
+    """The note's abbreviation definitions its features need (None: the config has no abbreviation features)."""
+    if not config.abbreviation:
+        return None
+    return note_abbreviations(doc.text, resources.term_matcher if config.lexicon else None)

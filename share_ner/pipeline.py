@@ -99,16 +99,20 @@ class Pipeline:
         return self._attributes(doc, mentions)
 
     def annotate_many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
-        """:meth:`annotate` for several notes, the same mentions and CUIs: each note is tagged alone, and the
-        normalizer takes them together (one tf-idf product, and one embedding batch under ``dense``, for all).
-        A note whose tagging raises gets the exception in its place; if normalizing them together raises, each
-        note is normalized alone, so that only the note at fault gets an exception."""
-        out: list[list[Mention] | Exception] = []
-        for doc in docs:
-            try:
-                out.append(self.tag(doc))
-            except Exception as exc:  # noqa: BLE001 - reported for this note only
-                out.append(exc)
+        """:meth:`annotate` for several notes, the same mentions and CUIs: the tagger decodes their sentences
+        together (:meth:`CrfTagger.tag_many`), and the normalizer takes them together (one tf-idf product, and
+        one embedding batch under ``dense``, for all). A note whose tagging raises gets the exception in its
+        place; if tagging or normalizing them together raises, each note is tagged or normalized alone, so that
+        only the note at fault gets an exception."""
+        try:
+            out = self.tagger.tag_many(docs)
+        except Exception:  # noqa: BLE001 - find the note at fault
+            out = []
+            for doc in docs:
+                try:
+                    out.append(self.tag(doc))
+                except Exception as exc:  # noqa: BLE001 - reported for this note only
+                    out.append(exc)
         if self.normalizer is None:
             return self._attributes_many(docs, out)
         todo = [(i, doc, ms) for i, (doc, ms) in enumerate(zip(docs, out)) if isinstance(ms, list) and ms]

@@ -15,6 +15,7 @@ from share_ner.errors import ShareNerError
 from share_ner.formats.share import read_pipe_dir
 from share_ner.inputs.files import read_notes
 from share_ner.pipeline import Pipeline
+from share_ner.tagging import crf
 from share_ner.tagging.config import TaggerConfig
 from share_ner.training import train_model
 
@@ -166,8 +167,8 @@ def test_annotate_many_is_annotate_note_by_note_and_isolates_failures(model: Pat
     assert pipeline.annotate_many(notes) == one_by_one
 
     # tagging that fails on one note, then normalizing the batch together fails: each note alone, fault kept
-    tag, normalize = pipeline.tag, pipeline.normalizer.normalize
-    monkeypatch.setattr(pipeline, "tag", lambda d: tag(d) if d.id != "b" else 1 / 0)
+    emissions, normalize = crf.doc_emissions, pipeline.normalizer.normalize
+    monkeypatch.setattr(crf, "doc_emissions", lambda d, *a: emissions(d, *a) if d.id != "b" else 1 / 0)
     monkeypatch.setattr(pipeline.normalizer, "normalize_many", lambda batch: 1 / 0)
     monkeypatch.setattr(pipeline.normalizer, "normalize",
                         lambda d, ms: normalize(d, ms) if d.id != "c" else [][0])

@@ -1,14 +1,19 @@
-"""Tagging a note with the CRF: sentences to feature sequences, CRFsuite tags, decoded and repaired mentions.
+"""Tagging a note with the CRF: sentences to emission scores, CRFsuite's tags, decoded and repaired mentions.
 
 :class:`CrfTagger` is the trained tagger of a model directory (its settings, term matcher, clusters and CRFsuite
-weights); :meth:`CrfTagger.tag` gives a note's mentions, all ``CUI-less`` (Task 1a).
+weights); :meth:`CrfTagger.tag` gives a note's mentions, all ``CUI-less`` (Task 1a). Training gives CRFsuite each
+token's attribute names (:func:`doc_sequences`); tagging sums the model's weights of the same attributes into
+emission scores by bundles (:func:`doc_emissions`) and decodes them with CRFsuite's Viterbi
+(``share_ner.tagging.weights``), many sentences at once.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Sequence
 
+import numpy as np
 import pycrfsuite
 
 from share_ner.document import Document, Mention, Sentence
@@ -16,67 +21,84 @@ from share_ner.errors import ShareNerError
 from share_ner.features.clusters import load_clusters
 from share_ner.features.config import FeatureConfig
 from share_ner.features.coordination import coordination_features
-from share_ner.features.items import add_features, document_items, model_attributes
+from share_ner.features.items import add_features, document_abbreviations, document_items, sentence_items
+from share_ner.features.scores import ScoreTable, document_scores
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import decode
+from share_ner.tagging.weights import WeightsError, read_weights, viterbi
 from share_ner.text import split_sentences
+
+
+def _sentences(doc: Document) -> list[Sentence]:
+    if not doc.text.strip():
+        return []
+    return [s for s in split_sentences(doc) if s.tokens]
+
+
+def _coordination(sentence: Sentence, resources: TaggerResources) -> dict[int, dict]:
+    """The coordination marks of a sentence's tokens (:func:`coordination_features`; most sentences: none)."""
+    extra: defaultdict[int, dict] = defaultdict(dict)  # coordination_features marks few tokens
+    coordination_features([t.text for t in sentence.tokens], extra, resources.term_matcher,  # type: ignore[arg-type]
+                          resources.head_words, resources.first_keys, resources.last_keys)
+    return extra
 
 
 def doc_sequences(doc: Document, resources: TaggerResources, features: FeatureConfig,
                   coordination: bool = False) -> list[tuple[Sentence, list[list[bytes]]]]:
     """The non-empty sentences of a note with their tokens' CRFsuite attributes
-    (``share_ner.features.items``: the feature dicts' ``key:value`` names, built once per word type)."""
-    if not doc.text.strip():
-        return []
-    sentences = [s for s in split_sentences(doc) if s.tokens]
+    (``share_ner.features.items``: the feature dicts' ``key:value`` names, built once per word type): what
+    training gives CRFsuite."""
+    sentences = _sentences(doc)
     if not sentences:
         return []
     items = document_items(doc, sentences, resources.features, features)
     if coordination and resources.term_matcher is not None:
         for sentence, seq in zip(sentences, items):
-            extra: defaultdict[int, dict] = defaultdict(dict)  # coordination_features marks few tokens
-            coordination_features([t.text for t in sentence.tokens], extra, resources.term_matcher,  # type: ignore[arg-type]
-                                  resources.head_words, resources.first_keys, resources.last_keys)
+            extra = _coordination(sentence, resources)
             if extra:
                 add_features(seq, extra, resources.features)
     return list(zip(sentences, items))
 
 
-def tag_sequences(tagger: pycrfsuite.Tagger, seqs: Sequence[tuple[Sentence, list[list[bytes]]]],
-                  scheme: str, resources: TaggerResources | None = None,
-                  brackets: bool = False) -> list[Mention]:
-    """CRF tags for each sentence, decoded into CUI-less mentions.
+def doc_emissions(doc: Document, resources: TaggerResources, features: FeatureConfig, table: ScoreTable,
+                  coordination: bool = False) -> tuple[list[Sentence], np.ndarray, list[dict[int, dict]] | None]:
+    """The non-empty sentences of a note, the emission scores of their tokens laid end to end (tokens x labels:
+    the sums of the weights of the attributes :func:`doc_sequences` gives them,
+    ``share_ner.features.scores``), and each sentence's coordination marks (None: the model has none)."""
+    sentences = _sentences(doc)
+    extras = None
+    if coordination and resources.term_matcher is not None:
+        extras = [_coordination(sentence, resources) for sentence in sentences]
+    return sentences, document_scores(doc, sentences, resources.features, features, table, extras), extras
 
-    With ``resources`` (and the biohd scheme), :func:`expand_coordinations` adds the
-    distributed mentions of coordinations the CRF found only in part; with ``brackets``,
-    :func:`balance_brackets` repairs mentions with unpaired round brackets.
-    """
-    mentions: list[Mention] = []
-    expand = resources is not None and resources.term_matcher is not None and scheme == "biohd"
-    for sentence, feats in seqs:
-        tags = tagger.tag(feats)  # pycrfsuite converts the attribute lists once (an ItemSequence would be copied)
-        if tags.count("O") == len(tags):
-            continue  # most sentences: nothing to decode
-        found = decode(sentence, tags, scheme=scheme)
-        if expand and found:
-            found = drop_lone_fragments(sentence, tags, found, resources)
-            found = expand_coordinations(sentence, found, resources)
-        if brackets and found:
-            found = balance_brackets(sentence, found)
-        mentions.extend(found)
-    return mentions
+
+def _mentions(sentence: Sentence, tags: list[str], scheme: str, resources: TaggerResources | None,
+              brackets: bool) -> list[Mention]:
+    """A sentence's CRF tags decoded into CUI-less mentions, repaired (see :meth:`CrfTagger.tag`)."""
+    found = decode(sentence, tags, scheme=scheme)
+    if resources is not None and found:
+        found = drop_lone_fragments(sentence, tags, found, resources)
+        found = expand_coordinations(sentence, found, resources)
+    if brackets and found:
+        found = balance_brackets(sentence, found)
+    return found
 
 
 class CrfTagger:
     """The trained CRF tagger of a model directory: its settings, feature resources and CRFsuite weights."""
 
     def __init__(self, config: TaggerConfig, crf: pycrfsuite.Tagger, resources: TaggerResources) -> None:
+        if resources.weights is None:
+            raise ValueError("a tagger's resources need the model's weights")
         self.config = config
-        self.crf = crf
+        self.crf = crf  # CRFsuite's own tagger, for the sentences viterbi is unsure of
         self.resources = resources
+        self.weights = resources.weights
+        # the rows of summed weights of the attribute bundles met, kept for the run
+        self.scores = ScoreTable(self.weights.attributes, self.weights.state)
 
     @classmethod
     def load(cls, info: ModelInfo) -> "CrfTagger":
@@ -99,12 +121,16 @@ class CrfTagger:
             raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
 
         def build() -> TaggerResources:
+            try:
+                weights = read_weights(info.path(FILES.crf))
+            except (OSError, WeightsError) as exc:
+                raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
             terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
             clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
-            resources = make_resources(terms, clusters)
+            resources = replace(make_resources(terms, clusters), weights=weights)
             # Tokens carry only the attributes the model weighs; CRFsuite would skip the others (same tags, less
             # work).
-            resources.features.keep_only(model_attributes(tagger))
+            resources.features.keep_only(frozenset(weights.attributes))
             return resources
 
         files = (info.path(FILES.terms) if info.has_terms else None,
@@ -113,7 +139,77 @@ class CrfTagger:
 
     def tag(self, doc: Document) -> list[Mention]:
         """The note's disorder mentions, all ``CUI-less``."""
-        seqs = doc_sequences(doc, self.resources, self.config.features, self.config.coordination)
-        return tag_sequences(self.crf, seqs, self.config.scheme,
-                             self.resources if self.config.expand_coordinations else None,
-                             brackets=self.config.balance_brackets)
+        [found] = self.tag_many([doc])
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def tag_many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
+        """:meth:`tag` for each of ``docs``, their sentences decoded together; a note whose tagging raises gets
+        the exception in its place.
+
+        Each token's emission scores are sums of rows of summed attribute weights (:func:`doc_emissions`), and
+        :func:`viterbi` decodes all sentences at once; the tags are CRFsuite's (``tests/test_crf_scores.py``):
+        a sentence whose path wins a choice by a rounding margin is tagged by CRFsuite itself. With the biohd
+        scheme and ``expand_coordinations``, :func:`expand_coordinations` adds the distributed mentions of
+        coordinations the CRF found only in part; with ``balance_brackets``, :func:`balance_brackets` repairs
+        mentions with unpaired round brackets.
+        """
+        config = self.config
+        out: list[list[Mention] | Exception] = [[] for _ in docs]
+        notes = []
+        for i, doc in enumerate(docs):
+            try:
+                notes.append((i, doc, *doc_emissions(doc, self.resources, config.features, self.scores,
+                                                     config.coordination)))
+            except Exception as exc:  # noqa: BLE001 - reported for this note only
+                out[i] = exc
+        notes = [note for note in notes if note[2]]
+        if not notes:
+            return out
+        lengths = [len(s.tokens) for note in notes for s in note[2]]
+        labels, unsure = viterbi(np.concatenate([note[3] for note in notes]), np.array(lengths),
+                                 self.weights.transitions)
+        names = self.weights.labels
+        outside = names.index("O") if "O" in names else -1  # no O: every sentence is decoded
+        inside = np.add.reduceat(labels != outside, np.cumsum([0, *lengths[:-1]])) > 0  # a sentence with a mention
+        resources = self.resources if config.expand_coordinations and config.scheme == "biohd" else None
+        if resources is not None and resources.term_matcher is None:
+            resources = None
+        k = start = 0
+        for i, doc, sentences, _, extras in notes:
+            try:
+                out[i] = self._decode(doc, sentences, extras, labels, unsure, inside, k, start, resources)
+            except Exception as exc:  # noqa: BLE001 - reported for this note only
+                out[i] = exc
+            k += len(sentences)
+            start += sum(len(s.tokens) for s in sentences)
+        return out
+
+    def _decode(self, doc: Document, sentences: list[Sentence], extras: list[dict[int, dict]] | None,
+                labels: np.ndarray, unsure: np.ndarray, inside: np.ndarray, k: int, start: int,
+                resources: TaggerResources | None) -> list[Mention]:
+        """One note's mentions from the labels of its sentences (the ``k``-th on, from token ``start`` on)."""
+        config = self.config
+        names = self.weights.labels
+        found: list[Mention] = []
+        for j, sentence in enumerate(sentences):
+            n = len(sentence.tokens)
+            tags = None  # most sentences: all O, nothing to decode
+            if unsure[k + j]:
+                tags = self._crfsuite_tags(doc, sentence, extras[j] if extras is not None else None)
+            elif inside[k + j]:
+                tags = [names[y] for y in labels[start:start + n].tolist()]
+            if tags is not None and tags.count("O") < n:
+                found += _mentions(sentence, tags, config.scheme, resources, config.balance_brackets)
+            start += n
+        return found
+
+    def _crfsuite_tags(self, doc: Document, sentence: Sentence, extra: dict[int, dict] | None) -> list[str]:
+        """CRFsuite's own tags of one sentence, from its attribute lists (:func:`doc_sequences`' for it)."""
+        features = self.resources.features
+        abbreviations = document_abbreviations(doc, features, self.config.features)
+        items = sentence_items(sentence, features, self.config.features, doc.text, abbreviations)
+        if extra:
+            add_features(items, extra, features)
+        return self.crf.tag(items)

@@ -14,6 +14,7 @@ from share_ner.features.matcher import term_keys
 from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH, load_abbreviations
 from share_ner.lexicons.index import read_cached, write_cached
 from share_ner.lexicons.lexicon import cache_dir
+from share_ner.tagging.weights import CrfWeights
 
 TRAIN_SEMTYPE = "train"
 
@@ -23,7 +24,8 @@ LEXICON_SEMTYPE = "lexicon"
 
 @dataclass(frozen=True)
 class TaggerResources:
-    """What feature building needs: ``share_ner.features.FeatureResources`` and the gazetteer's head words."""
+    """What feature building needs: ``share_ner.features.FeatureResources`` and the gazetteer's head words; for a
+    loaded model, also its CRF weights (``share_ner.tagging.weights``)."""
 
     features: FeatureResources
     head_words: frozenset[str] = frozenset()
@@ -31,6 +33,7 @@ class TaggerResources:
     # it could start and end a term, which keeps coordination_features cheap.
     first_keys: frozenset[str] = frozenset()
     last_keys: frozenset[str] = frozenset()
+    weights: CrfWeights | None = None
 
     @property
     def term_matcher(self) -> TermMatcher | None:
@@ -76,7 +79,7 @@ WEAK_TRAIN_SEMTYPE = "train-weak"
 # to any of them is a new cache key, so a cache never outlives the code that wrote it.
 _BUILDERS = ("share_ner.model", "share_ner.tagging.resources", "share_ner.features.extract",
              "share_ner.features.matcher", "share_ner.features.stopwords", "share_ner.features.clusters",
-             "share_ner.features.items", "share_ner.lexicons.abbreviations")
+             "share_ner.features.items", "share_ner.lexicons.abbreviations", "share_ner.tagging.weights")
 
 
 def _code_hash() -> str:

@@ -1,0 +1,169 @@
+"""The weights of a CRFsuite model file, read exactly, and a Viterbi decoder that gives CRFsuite's tags.
+
+``pycrfsuite.Tagger.info()`` parses CRFsuite's text dump, which prints each weight with six decimals; the scores
+made of those would differ from CRFsuite's own. :func:`read_weights` reads the binary model (CRFsuite's
+``crf1d_model.c`` layout: a header, a CQDB of label names, a CQDB of attribute names, and the features as
+``type, source, destination: uint32`` + ``weight: float64``, little-endian) into arrays: one row of label weights
+per attribute, the label-to-label transitions.
+
+:func:`viterbi` is CRFsuite's ``crf1dc_viterbi`` (first-order CRF, no start or end transitions, the first
+maximum wins a tie), run over many sentences at once: step ``t`` handles the ``t``-th token of every sentence
+that long. Its emission scores are sums of the same weights as CRFsuite's, added in another order, so they may
+differ from CRFsuite's in the last bits; a sentence whose best path wins any of its choices by less than such a
+difference could ever change is reported as unsure, for the caller to tag with CRFsuite itself.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+_HEADER = struct.Struct("<4sI4sIIIIIIIII")  # magic, size, type, version, features, labels, attributes, 5 offsets
+_CHUNK = struct.Struct("<4sII")  # chunk id, size, number of items
+_CQDB = struct.Struct("<4sIIIII")  # chunk id, size, flag, byte order, backward array size, backward array offset
+_CQDB_BYTE_ORDER = 0x62445371
+_FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight", "<f8")])  # 20 bytes, packed
+_STATE, _TRANSITION = 0, 1
+
+
+class WeightsError(ValueError):
+    """The file is not a CRFsuite first-order CRF model this reader understands."""
+
+
+@dataclass(frozen=True, eq=False)
+class CrfWeights:
+    """A CRFsuite model's weights: ``state[attributes[name]]`` are the label weights of the attribute ``name``,
+    ``transitions[i, j]`` the weight of label ``i`` followed by label ``j`` (0.0 where the model has none)."""
+
+    labels: tuple[str, ...]
+    attributes: dict[bytes, int]
+    state: np.ndarray  # (attributes, labels) float64
+    transitions: np.ndarray  # (labels, labels) float64
+
+
+def _cqdb_strings(data: bytes, offset: int, count: int) -> list[bytes]:
+    """The strings of a CQDB chunk by id (its backward array), without their closing NUL."""
+    chunk, _, _, order, bwd_size, bwd_offset = _CQDB.unpack_from(data, offset)
+    if chunk != b"CQDB" or order != _CQDB_BYTE_ORDER or bwd_size < count or not bwd_offset:
+        raise WeightsError("unreadable string table")
+    links = np.frombuffer(data, "<u4", count, offset + bwd_offset)
+    out = []
+    for link in links.tolist():
+        start = offset + link + 8  # past the record's id and size
+        out.append(data[start:data.index(b"\0", start)])
+    return out
+
+
+def read_weights(path: str | Path) -> CrfWeights:
+    """The weights of the CRFsuite model file ``path``.
+
+    Raises:
+        OSError: the file cannot be read.
+        WeightsError: it is not a first-order CRFsuite model.
+    """
+    data = Path(path).read_bytes()
+    try:
+        magic, _, kind, _, _, n_labels, n_attrs, off_features, off_labels, off_attrs, _, _ = _HEADER.unpack_from(data)
+        if magic != b"lCRF" or kind != b"FOMC":
+            raise WeightsError("not a CRFsuite first-order CRF model")
+        labels = [s.decode() for s in _cqdb_strings(data, off_labels, n_labels)]
+        names = _cqdb_strings(data, off_attrs, n_attrs)
+        chunk, _, n_features = _CHUNK.unpack_from(data, off_features)
+        if chunk != b"FEAT":
+            raise WeightsError("no feature chunk")
+        features = np.frombuffer(data, _FEATURE, n_features, off_features + _CHUNK.size)
+    except (struct.error, ValueError) as exc:
+        if isinstance(exc, WeightsError):
+            raise
+        raise WeightsError(f"truncated model ({exc})") from None
+    state = np.zeros((n_attrs, n_labels))
+    transitions = np.zeros((n_labels, n_labels))
+    for kind_id, table, rows in ((_STATE, state, n_attrs), (_TRANSITION, transitions, n_labels)):
+        part = features[features["type"] == kind_id]
+        if len(part) and (int(part["src"].max()) >= rows or int(part["dst"].max()) >= n_labels):
+            raise WeightsError("a feature refers past the tables")
+        table[part["src"], part["dst"]] = part["weight"]
+    return CrfWeights(tuple(labels), {name: i for i, name in enumerate(names)}, state, transitions)
+
+
+def viterbi(emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The best label of each token of sentences laid end to end in ``emissions`` (tokens x labels), with
+    ``lengths`` tokens each (all above 0), as CRFsuite's Viterbi finds it; and, per sentence, whether it is unsure
+    (some choice on its path won by a margin within rounding of the emission scores: tag it with CRFsuite).
+
+    The sentences go longest first, so that those still going at step ``t`` are a prefix, and their tokens are
+    laid out step by step (``slot``): each step is one broadcast sum and two reductions over the previous label.
+    """
+    n, n_labels = emissions.shape
+    lengths = np.asarray(lengths, dtype=np.intp)
+    starts = np.zeros(len(lengths), dtype=np.intp)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    order = np.argsort(-lengths, kind="stable")
+    by_length = lengths[order]
+    steps = int(by_length[0]) if len(by_length) else 0
+    active = np.searchsorted(-by_length, -np.arange(steps), side="left")  # sentences with a token t
+    offsets = np.zeros(steps + 1, dtype=np.intp)
+    np.cumsum(active, out=offsets[1:])
+    step = np.repeat(np.arange(steps), active)
+    rank = np.arange(n) - offsets[step]  # the sentence of each slot, by length
+    token = starts[order][rank] + step  # the token of each slot
+    scores = emissions[token]
+    best = np.empty_like(scores)  # the score of the best path to each slot's each label
+    back = np.empty((n, n_labels), dtype=np.intp)  # its label before
+    into = np.ascontiguousarray(transitions.T)  # [j, i]: from label i to label j
+    work = np.empty((len(lengths), n_labels, n_labels))
+    best[: active[0]] = scores[: active[0]]
+    for t in range(1, steps):
+        k, at, prev = active[t], offsets[t], offsets[t - 1]
+        paths = np.add(best[prev:prev + k, None, :], into, out=work[:k])  # [s, j, i]
+        paths.argmax(axis=2, out=back[at:at + k])  # the first maximum, as CRFsuite's strict comparison keeps
+        paths.max(axis=2, out=best[at:at + k])
+        best[at:at + k] += scores[at:at + k]
+    last = offsets[by_length - 1] + np.arange(len(lengths))  # each sentence's last slot, by length
+    final = best[last].argmax(axis=1)
+    labels = np.empty(n, dtype=np.intp)
+    current = np.empty(len(lengths), dtype=np.intp)
+    for t in range(steps - 1, -1, -1):
+        k, at = active[t], offsets[t]
+        ending = active[t + 1] if t + 1 < steps else 0
+        current[ending:k] = final[ending:k]
+        labels[at:at + k] = current[:k]
+        if t:
+            current[:k] = back[at:at + k][np.arange(k), current[:k]]
+    out = np.empty(n, dtype=np.intp)
+    out[token] = labels
+    return out, _unsure(best, labels, step, offsets[step - 1] + rank, last, token, starts, lengths, transitions)
+
+
+# A choice on a path is unsure when it wins by at most this share of the magnitude of the scores (times the
+# sentence's length): far above the rounding of sums of float64 weights in another order (about 1e-16 of their
+# magnitude per addition), far below any real difference between two labels' scores.
+_MARGIN = 1e-9
+
+
+def _unsure(best: np.ndarray, labels: np.ndarray, step: np.ndarray, prev: np.ndarray, last: np.ndarray,
+            token: np.ndarray, starts: np.ndarray, lengths: np.ndarray, transitions: np.ndarray) -> np.ndarray:
+    """Per sentence, whether its path wins a choice by a rounding margin: the label before a slot's (``prev``:
+    the slot before each slot), or a sentence's last label (``last``: its last slot)."""
+    n, n_labels = best.shape
+    if n_labels < 2:
+        return np.zeros(len(lengths), dtype=bool)
+    gap = np.full(n, np.inf)
+    inner = np.flatnonzero(step > 0)
+    if len(inner):
+        before = prev[inner]
+        cand = best[before] + transitions[:, labels[inner]].T  # [slot, i]: from label i to the slot's label
+        pick = np.arange(len(inner))
+        chosen = cand[pick, labels[before]]
+        cand[pick, labels[before]] = -np.inf
+        gap[inner] = chosen - cand.max(axis=1)
+    final = np.sort(best[last], axis=1)
+    gap[last] = np.minimum(gap[last], final[:, -1] - final[:, -2])
+    by_token = np.empty(n)
+    by_token[token] = gap
+    smallest = np.minimum.reduceat(by_token, starts)
+    by_token[token] = np.abs(best).max(axis=1)
+    return smallest <= _MARGIN * lengths * (np.maximum.reduceat(by_token, starts) + 1.0)
