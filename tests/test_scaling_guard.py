@@ -40,12 +40,12 @@ def _cpu_seconds(pipeline: Pipeline, doc: Document, repeats: int) -> float:
 
 def test_ten_times_the_tokens_take_at_most_fifteen_times_the_cpu_time(pipeline: Pipeline) -> None:
     texts = [d.text for _, d in sorted(read_notes(FIXTURES / "text").items())]
-    short_text = "\n\n".join(texts * 4)  # long enough that its time is well above the timer's noise
+    short_text = "\n\n".join(texts * 8)  # long enough that its time is well above the timer's noise
     short, long = Document("short", short_text), Document("long", "\n\n".join([short_text] * 10))
     n_short, n_long = len(pipeline.annotate(short)), len(pipeline.annotate(long))  # also warms every cache
     assert n_short > 0 and n_long == 10 * n_short  # the long note is tagged whole
-    # the short note is timed over more repeats: its best time is the noisier one
-    ratio = _cpu_seconds(pipeline, long, 3) / max(_cpu_seconds(pipeline, short, 10), 1e-6)
+    # best of several repeats each, the short note's more: a machine shared with other work slows single runs
+    ratio = _cpu_seconds(pipeline, long, 5) / max(_cpu_seconds(pipeline, short, 10), 1e-6)
     assert ratio <= 15.0, f"a note of 10x the tokens took {ratio:.1f}x the CPU time"
 
 
