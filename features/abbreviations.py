@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import bisect
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from share_ner.spacy_import import import_spacy
+from share_ner.text import english as text_english
 
 Span = tuple[int, int]
 
@@ -45,6 +47,7 @@ _NLP: Any = None
 _MAX_INSIDE = 8  # tokens between the brackets
 _SHORT_TOKENS = 3  # at most this many inside: they are the short form; more: the long form
 _SHORT_CHARS = (2, 9)  # characters of each short-form token
+_MAX_LENGTH = 10**6  # characters: spaCy's limit on one text (Language.max_length)
 _MAX_WORDS = min(_SHORT_TOKENS * _SHORT_CHARS[1] + 5, 2 * _SHORT_TOKENS * _SHORT_CHARS[1])  # tokens read before "("
 
 # Whether a code point is a space (str.isspace), up to U+3001; every space is below it, and U+3001 is not one.
@@ -52,15 +55,17 @@ _SPACE = np.array([chr(c).isspace() for c in range(0x3002)], dtype=bool)
 
 
 def _pipeline() -> Any:
+    """The detector's pipeline, built once: ``make_doc`` (English's own tokenizer, as ``spacy.blank("en")`` builds
+    it) and ``detector``. Without a spaCy ``Language``, whose creation imports the spaCy factories of every
+    installed package (share-ner's own component with all it imports) and resolves a config: start-up time."""
     global _NLP
     if _NLP is None:
         import_spacy()  # without spaCy's command line (start-up time)
-        import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
-        import spacy
+        from scispacy.abbreviation import AbbreviationDetector
+        from spacy.language import create_tokenizer
 
-        nlp = spacy.blank("en")
-        nlp.add_pipe("abbreviation_detector")
-        _NLP = nlp
+        english = text_english()
+        _NLP = SimpleNamespace(make_doc=create_tokenizer()(english), detector=AbbreviationDetector(english))
     return _NLP
 
 
@@ -74,6 +79,11 @@ def find_definitions(text: str) -> list[tuple[Span, Span]]:
     """
     if "(" not in text or ")" not in text:
         return []
+    if len(text) > _MAX_LENGTH:  # refused, as by the spaCy Language the detector ran in
+        _pipeline()
+        from spacy.errors import Errors
+
+        raise ValueError(Errors.E088.format(length=len(text), max_length=_MAX_LENGTH))
     # The tagger's features and the normalizer both ask for the definitions of each note: the detector runs
     # once, and the other asks the memo of the last notes (more than a batch of `share-ner tag`).
     found = _RECENT.get(text)
@@ -208,10 +218,12 @@ def _opens_definition(text: str, p: int, starts: list[int], ends: list[int]) -> 
 
 
 def _detect(text: str) -> list[tuple[Span, Span]]:
+    """The detector's definitions in the whole of ``text``."""
+    nlp = _pipeline()
     with warnings.catch_warnings():
         # W036: the detector's global matcher is empty when no definition was found.
         warnings.filterwarnings("ignore", message=r"\[W036\]")
-        doc = _pipeline()(text)
+        doc = nlp.detector(nlp.make_doc(text))
     pairs = set()
     for short in doc._.abbreviations:
         long = short._.long_form

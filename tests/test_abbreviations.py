@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import warnings
 from pathlib import Path
 
 import pytest
@@ -83,9 +85,23 @@ def test_find_definitions_without_parentheses_or_definitions() -> None:
 # --- the detector runs only where a definition is possible ---------------------------------------------------
 
 
+@functools.cache
+def _spacy_pipeline():
+    import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("abbreviation_detector")
+    return nlp
+
+
 def _detector(text: str) -> list:
-    """The detector run on the whole text, as find_definitions would run it on every note."""
-    return abbreviations._detect(text)
+    """The detector as scispaCy documents it, in a blank English spaCy pipeline, run on the whole text."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\[W036\]")
+        doc = _spacy_pipeline()(text)
+    return sorted({((s.start_char, s.end_char), (s._.long_form.start_char, s._.long_form.end_char))
+                   for s in doc._.abbreviations})
 
 
 # Text the screening steps must reason about: definitions of every shape ("congestive heart failure (CHF)",
@@ -125,6 +141,7 @@ def test_the_screening_steps_tell_exactly_which_texts_the_detector_finds_definit
     found = _detector(text)
     assert abbreviations.defines_abbreviation(text) == bool(found)
     assert find_definitions(text) == found
+    assert abbreviations._detect(text) == found  # the detector without a spaCy Language
 
 
 @pytest.mark.parametrize(
@@ -150,6 +167,7 @@ def test_the_screening_steps_agree_with_the_detector_on_edge_cases(text: str) ->
     found = _detector(text)
     assert abbreviations.defines_abbreviation(text) == bool(found)
     assert find_definitions(text) == found
+    assert abbreviations._detect(text) == found  # the detector without a spaCy Language
 
 
 def test_definitions_are_found_past_the_screening_steps() -> None:
@@ -170,3 +188,12 @@ def test_the_detector_does_not_run_where_no_definition_is_possible(monkeypatch) 
     assert texts == []
     text = "History of chronic kidney disease (CKD); CKD stable."
     assert len(find_definitions(text)) == 2 and texts == [text]
+
+
+def test_a_text_over_spacy_length_limit_is_refused_as_spacy_refuses_it() -> None:
+    text = "congestive heart failure (CHF) " + "x" * 1_000_000
+    with pytest.raises(ValueError, match=r"\[E088\]"):
+        _spacy_pipeline()(text)
+    with pytest.raises(ValueError, match=r"\[E088\]"):
+        find_definitions(text)
+    assert find_definitions("x" * 1_000_001) == []  # without brackets it is not tokenized
