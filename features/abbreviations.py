@@ -1,8 +1,9 @@
 """Abbreviations defined inside a note, found with scispaCy's ``AbbreviationDetector``.
 
 The detector implements Schwartz & Hearst (2003): ``long form (SF)`` and ``SF (long form)``
-patterns, then every later occurrence of each defined short form. It runs on a blank
-English spaCy pipeline (no model download), built once per process.
+patterns, then every later occurrence of each defined short form. It runs on the tokens of
+English's own spaCy tokenizer, as in ``spacy.blank("en")`` (no model download), built once
+per process.
 
 Most notes with parentheses define nothing, and the detector tokenizes a whole note and pairs
 every ``(`` with every later ``)``. So it runs only on a note that defines an abbreviation,
