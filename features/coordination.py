@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
-from share_ner.features.matcher import TermMatcher, term_keys
+from share_ner.features.matcher import TermMatcher, token_keys
 
 # --------------------------------------------------------------------------------------------
 # Sequences.
@@ -25,17 +25,12 @@ _HEAD_REACH = 15  # tokens scanned for the shared head of a coordination
 
 
 @lru_cache(maxsize=200_000)
-def _word_keys(word: str) -> tuple[str, ...]:
-    return tuple(term_keys(word))
-
-
-@lru_cache(maxsize=200_000)
 def _coordination_word(word: str) -> tuple[str, bool, bool, tuple[str, ...]]:
     """(lower case, a coordinator, a content word, term keys) of a token, for :func:`coordination_features`."""
     lower = word.lower()
     coord = lower in COORDINATORS
     content = not coord and lower not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower)
-    return lower, coord, content, _word_keys(word)
+    return lower, coord, content, token_keys(word)
 
 
 def coordination_features(words: Sequence[str], feats: list[dict], matcher: TermMatcher,

@@ -41,7 +41,8 @@ def term_keys(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=200_000)
-def _token_keys(word: str) -> tuple[str, ...]:
+def token_keys(word: str) -> tuple[str, ...]:
+    """:func:`term_keys` of one token, cached (the term matcher and the coordination features share it)."""
     return tuple(term_keys(word))
 
 
@@ -140,7 +141,7 @@ class TermMatcher:
         """
         # A walk from each token with word keys, through its keys and those of the tokens after it (tokens
         # without keys are passed over); an end is accepted only after a token's last key.
-        parts = list(map(_token_keys, words))
+        parts = list(map(token_keys, words))
         trie = self._trie
         matches: list[Match] = []
         n = len(parts)

@@ -149,9 +149,16 @@ class Rewrites:
 
 
 def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    out = {a: dict(bs) for a, bs in x.items()}
+    """``x`` and ``y`` with the counts of a word in both summed, ``x``'s words first. A row that only one of them
+    has is that row itself, not a copy (rows are not changed once learned): a large lexicon's rewrites are not held
+    twice, in its index and in a normalizer's merged rewrites."""
+    out = dict(x)
     for a, bs in y.items():
-        row = out.setdefault(a, {})
+        row = out.get(a)
+        if row is None:
+            out[a] = bs
+            continue
+        row = out[a] = dict(row)
         for b, n in bs.items():
             row[b] = row.get(b, 0) + n
     return out

@@ -48,12 +48,14 @@ _ATTRS: list[int] = []  # spaCy's IDX, LENGTH, IS_SPACE attribute ids, set with 
 _lock = threading.Lock()
 
 
-def _english() -> Any:
-    """What ``combined_rule_tokenizer`` reads of ``spacy.blank("en")``: a vocab, English's defaults, its token_match.
+def english() -> Any:
+    """What a tokenizer factory reads of ``spacy.blank("en")``: a new vocab, English's defaults, its token_match
+    (``combined_rule_tokenizer`` here; ``spacy.language.create_tokenizer()`` for English's own tokenizer).
 
-    ``spacy.blank`` would also resolve a pipeline config and build English's own tokenizer (all of its special
-    cases), which the rule tokenizer then replaces. The vocab computes only IS_SPACE for a new word (the one
-    attribute read here; boundaries do not depend on the others), not English's shape, norm and stop-word getters.
+    ``spacy.blank`` would also resolve a pipeline config, import every installed package's spaCy factories, and
+    build English's own tokenizer (all of its special cases), which the rule tokenizer then replaces. The vocab
+    computes only IS_SPACE for a new word (the one attribute read here; boundaries do not depend on the others),
+    not English's shape, norm and stop-word getters.
     """
     from types import SimpleNamespace
 
@@ -84,7 +86,7 @@ def get_tokenizer() -> Any:
                 with warnings.catch_warnings():
                     # scispacy's regexes trigger a harmless FutureWarning in re.
                     warnings.simplefilter("ignore", FutureWarning)
-                    tokenizer = combined_rule_tokenizer(_english())
+                    tokenizer = combined_rule_tokenizer(english())
                 pairs = _straddle_pairs(tokenizer)
                 _STRADDLE.update(pairs)
                 _STRADDLE_LEFT.update(a for a, _ in pairs)
