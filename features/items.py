@@ -115,11 +115,10 @@ def _edge(size: int) -> _Word:
     return _Word(b"", b"", (), none, none, (), (), ())
 
 
-def _words(words: Sequence[str], resources: FeatureResources, config: FeatureConfig, caseless: bool) -> list[_Word]:
-    key = (config, caseless)
-    table = resources._items.get(key)
-    if table is None:
-        table = resources._items[key] = {}
+def memo_words(table: dict[str, Any], words: Sequence[str], make: Callable[[str], Any],
+               limit: int | None = None) -> list[Any]:
+    """``table``'s entry for each of ``words``, made by ``make`` for those it lacks (the table starts afresh when
+    it holds ``limit`` entries; entries already given stay valid)."""
     out = list(map(table.get, words))
     if None in out:
         for k, entry in enumerate(out):
@@ -127,11 +126,19 @@ def _words(words: Sequence[str], resources: FeatureResources, config: FeatureCon
                 w = words[k]
                 entry = table.get(w)
                 if entry is None:
-                    if len(table) >= WORD_CACHE_SIZE:
+                    if limit is not None and len(table) >= limit:
                         table.clear()
-                    entry = table[w] = _word(w, resources, config, caseless)
+                    entry = table[w] = make(w)
                 out[k] = entry
     return out
+
+
+def _words(words: Sequence[str], resources: FeatureResources, config: FeatureConfig, caseless: bool) -> list[_Word]:
+    key = (config, caseless)
+    table = resources._items.get(key)
+    if table is None:
+        table = resources._items[key] = {}
+    return memo_words(table, words, lambda w: _word(w, resources, config, caseless), WORD_CACHE_SIZE)
 
 
 def _conjunctions(entries: Sequence[_Word], resources: FeatureResources

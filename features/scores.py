@@ -37,6 +37,7 @@ from share_ner.features.items import (
     _word,
     document_abbreviations,
     extra_names,
+    memo_words,
     note_marks,
     pair_names,
     section_names,
@@ -117,18 +118,13 @@ class ScoreTable:
         table = self._words.get(key)
         if table is None:
             table = self._words[key] = {}
-        out = list(map(table.get, words))
-        if None in out:
-            for k, entry in enumerate(out):
-                if entry is None:
-                    w = words[k]
-                    entry = table.get(w)
-                    if entry is None:
-                        e = _word(w, resources, config, caseless, _word_features)
-                        entry = table[w] = (e.lower, e.sshape, self.row((_BIAS, *e.own, *e.tail)),
-                                            *map(self.row, e.left), *map(self.row, e.right))
-                    out[k] = entry
-        return out
+
+        def make(w: str) -> tuple:
+            e = _word(w, resources, config, caseless, _word_features)
+            return (e.lower, e.sshape, self.row((_BIAS, *e.own, *e.tail)), *map(self.row, e.left),
+                    *map(self.row, e.right))
+
+        return memo_words(table, words, make)  # bounded by settle(), between notes
 
     def pair_rows(self, padded: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """For each pair of neighbours of ``padded`` (sentences' lowercase words between their pads), the rows of
