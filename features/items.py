@@ -334,12 +334,6 @@ def extra_names(features: Mapping[str, "str | float"], known: frozenset[bytes] |
     return names if known is None else [a for a in names if a in known]
 
 
-def model_attributes(tagger: Any) -> frozenset[bytes]:
-    """The attributes an open ``pycrfsuite.Tagger``'s model has weights for (what
-    :meth:`FeatureResources.keep_only` takes)."""
-    return frozenset(attr.encode() for attr, _ in tagger.info().state_features)
-
-
 def document_items(
     doc: Document,
     sentences: Sequence[Sentence],
