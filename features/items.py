@@ -13,7 +13,7 @@ those of the dicts (``tests/test_feature_items.py`` compares the two), so a mode
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Hashable, Mapping, NamedTuple, Sequence
 
 from share_ner.document import Document, Sentence
 from share_ner.features.config import FeatureConfig
@@ -115,7 +115,7 @@ def _edge(size: int) -> _Word:
     return _Word(b"", b"", (), none, none, (), (), ())
 
 
-def memo_words(table: dict[str, Any], words: Sequence[str], make: Callable[[str], Any],
+def memo_words(table: dict[Any, Any], words: Sequence[Hashable], make: Callable[[Any], Any],
                limit: int | None = None) -> list[Any]:
     """``table``'s entry for each of ``words``, made by ``make`` for those it lacks (the table starts afresh when
     it holds ``limit`` entries; entries already given stay valid)."""

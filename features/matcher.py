@@ -12,6 +12,7 @@ walks only as far as the text agrees with some term.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
@@ -20,6 +21,7 @@ from share_ner.features.stopwords import TERM_STOP_WORDS
 
 _WORD = re.compile(r"[^\W_]+")
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
+_BARRIER = (" ",)  # the word keys of a stand-in between sentences: no term has a key with a space
 
 
 def fold_plural(key: str) -> str:
@@ -139,19 +141,42 @@ class TermMatcher:
         always covers whole tokens; tokens with no word key (punctuation) never start or
         end a match.
         """
-        # A walk from each token with word keys, through its keys and those of the tokens after it (tokens
-        # without keys are passed over); an end is accepted only after a token's last key.
-        parts = list(map(token_keys, words))
+        return self._find(list(map(token_keys, words)))
+
+    def find_sentences(self, words: Sequence[str], lengths: Sequence[int]) -> list[tuple[int, list[Match]]]:
+        """:meth:`find` of each sentence of ``words`` (sentences of ``lengths`` tokens laid end to end) in one
+        pass: ``(sentence, its matches)`` for the sentences with a match (no match crosses a sentence's end)."""
+        keys = list(map(token_keys, words))
+        parts: list[tuple[str, ...]] = []
+        offsets = []  # where each sentence starts in parts, a barrier after each
+        at = 0
+        for n in lengths:
+            offsets.append(len(parts))
+            parts += keys[at:at + n]
+            parts.append(_BARRIER)
+            at += n
+        out: list[tuple[int, list[Match]]] = []
+        for m in self._find(parts):
+            k = bisect_right(offsets, m.start) - 1
+            base = offsets[k]
+            if not out or out[-1][0] != k:
+                out.append((k, []))
+            out[-1][1].append(Match(m.start - base, m.end - base, m.semtypes))
+        return out
+
+    def _find(self, parts: Sequence[Sequence[str]]) -> list[Match]:
+        """:meth:`find` over the tokens' word keys."""
+        # A walk from each token whose first key starts a term, through its keys and those of the tokens after it
+        # (tokens without keys are passed over); an end is accepted only after a token's last key.
         trie = self._trie
         matches: list[Match] = []
         n = len(parts)
-        i = 0
-        while i < n:
-            ks = parts[i]
-            node = trie.get(ks[0]) if ks else None
-            if node is None:
-                i += 1
+        free = 0  # the first token not inside a match
+        for i in [i for i, ks in enumerate(parts) if ks and ks[0] in trie]:
+            if i < free:
                 continue
+            ks = parts[i]
+            node = trie[ks[0]]
             best_end = -1
             best_types: tuple[str, ...] = ()
             j, pos = i, 1
@@ -173,7 +198,5 @@ class TermMatcher:
                 pos += 1
             if best_end > 0:
                 matches.append(Match(i, best_end, best_types))
-                i = best_end
-            else:
-                i += 1
+                free = best_end
         return matches

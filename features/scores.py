@@ -20,13 +20,13 @@ the scores against the sums of the weights of :func:`sentence_items`' attributes
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from share_ner.document import Document, Sentence
 from share_ner.features.config import FeatureConfig
-from share_ner.features.extract import _BOS, _EOS, FeatureResources, _all_capitals, position_index_name, position_marks
+from share_ner.features.extract import _BOS, _EOS, FeatureResources, _letter_case, position_index_name, position_marks
 from share_ner.features.items import (
     _BIAS,
     _LEFT_PAD,
@@ -53,13 +53,34 @@ _word_features = word_features.__wrapped__
 # Rows of bundles of more than one attribute kept before the table starts afresh (between notes): bounded memory,
 # 56 bytes a row for 7 labels.
 ROW_LIMIT = 400_000
-_PAIR_SHIFT = 32  # a word pair's two rows, packed in one int
+_PAIR_SHIFT = 32  # a word pair's two rows (and two numbers), packed in one int
+_LOW = (1 << _PAIR_SHIFT) - 1
+_TRIPLE_SHIFT = 21  # a shape triple's three numbers, packed in one int while they fit
+
+
+class _WordRows:
+    """The rows of the word types met under one feature config and sentence case: ``index[word]`` is the word's
+    row of ``rows`` (``ScoreTable.words`` describes the columns)."""
+
+    __slots__ = ("index", "rows")
+
+    def __init__(self, columns: int) -> None:
+        self.index: dict[str, int] = {}
+        self.rows = np.zeros((1024, columns), dtype=np.int64)
+
+    def add(self, entry: tuple[int, ...]) -> int:
+        i = len(self.index)
+        if i == len(self.rows):
+            self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+        self.rows[i] = entry
+        return i
 
 
 class ScoreTable:
     """The summed label weights of attribute bundles, one row each, for a model's weights: ``state[attributes[a]]``
     are the label weights of the attribute ``a`` (attributes the model lacks weigh nothing, as CRFsuite skips
-    them). Also the rows of each word type, word pair and shape triple met so far, per feature config."""
+    them). Also the rows of each word type, word pair and shape triple met so far, per feature config; word pairs
+    and shape triples are keyed by the numbers of their lowercase words and short shapes, packed in one int."""
 
     def __init__(self, attributes: Mapping[bytes, int], state: np.ndarray) -> None:
         self.attributes = attributes
@@ -69,10 +90,23 @@ class ScoreTable:
         self.matrix[1:self._base] = state
         self._used = self._base
         self._bundles: dict[tuple[bytes, ...], int] = {}
-        self._words: dict[tuple[FeatureConfig, bool], dict[str, tuple]] = {}
-        self._pairs: dict[tuple[bytes, bytes], int] = {}
-        self._triples: dict[tuple[bytes, bytes, bytes], int] = {}
+        self._words: dict[tuple[FeatureConfig, bool], _WordRows] = {}
+        self._pairs: dict[int, int] = {}
+        self._triples: dict[int, int] = {}
+        self._names: list[bytes] = []  # the lowercase words and short shapes by number (the pads first)
+        self._numbers: dict[bytes, int] = {}
+        self._forget()
         self._index_rows = np.array([self.row((position_index_name(i),)) for i in range(11)], dtype=np.intp)
+
+    def _forget(self) -> None:
+        self._bundles.clear()
+        self._words.clear()
+        self._pairs.clear()
+        self._triples.clear()
+        self._names[:] = [_LEFT_PAD, _RIGHT_PAD]
+        self._numbers.clear()
+        self._numbers.update({_LEFT_PAD: 0, _RIGHT_PAD: 1})
+        self._used = self._base
 
     def row(self, names: Iterable[bytes]) -> int:
         """The row of the summed weights of ``names`` (its weights added in order, as CRFsuite adds them)."""
@@ -102,53 +136,72 @@ class ScoreTable:
         notes: the rows a note's tokens carry stay valid until the next call."""
         if (self._used - self._base > ROW_LIMIT or len(self._pairs) > CONJUNCTION_CACHE_SIZE
                 or len(self._triples) > CONJUNCTION_CACHE_SIZE
-                or any(len(table) > WORD_CACHE_SIZE for table in self._words.values())):
-            self._bundles.clear()
-            self._words.clear()
-            self._pairs.clear()
-            self._triples.clear()
-            self._used = self._base
+                or any(len(table.index) > WORD_CACHE_SIZE for table in self._words.values())):
+            self._forget()
+
+    def _number(self, name: bytes) -> int:
+        number = self._numbers.get(name)
+        if number is None:
+            number = self._numbers[name] = len(self._names)
+            self._names.append(name)
+        return number
 
     def words(self, words: Sequence[str], resources: FeatureResources, config: FeatureConfig,
-              caseless: bool) -> list[tuple]:
-        """Per token, its word type's ``(lowercase, short shape, own row, left rows..., right rows...)``: the
-        rows of the bundles of ``share_ner.features.items._word`` (left ``[d - 1]``: what the token ``d`` places
-        to the right gets; right: what the token ``d`` places to the left gets)."""
+              caseless: bool) -> np.ndarray:
+        """Per token (a row each), its word type's lowercase and short shape (numbers), own row, left rows...,
+        right rows...: the rows of the bundles of ``share_ner.features.items._word`` (left ``[d - 1]``: what the
+        token ``d`` places to the right gets; right: what the token ``d`` places to the left gets)."""
         key = (config, caseless)
         table = self._words.get(key)
         if table is None:
-            table = self._words[key] = {}
+            table = self._words[key] = _WordRows(3 + 2 * (config.window_size if config.window else 0))
 
-        def make(w: str) -> tuple:
+        def make(w: str) -> int:
             e = _word(w, resources, config, caseless, _word_features)
-            return (e.lower, e.sshape, self.row((_BIAS, *e.own, *e.tail)), *map(self.row, e.left),
-                    *map(self.row, e.right))
+            return table.add((self._number(e.lower), self._number(e.sshape), self.row((_BIAS, *e.own, *e.tail)),
+                              *map(self.row, e.left), *map(self.row, e.right)))
 
-        return memo_words(table, words, make)  # bounded by settle(), between notes
+        got = memo_words(table.index, words, make)  # bounded by settle(), between notes
+        return table.rows[np.array(got, dtype=np.intp)]
 
-    def pair_rows(self, padded: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
-        """For each pair of neighbours of ``padded`` (sentences' lowercase words between their pads), the rows of
-        the second's ``lw-1|lw`` and of the first's ``lw|lw+1``."""
-        keys = list(zip(padded, padded[1:]))
-        got = list(map(self._pairs.get, keys))
-        if None in got:
-            for k, packed in enumerate(got):
-                if packed is None:
-                    before, after = pair_names(*keys[k])
-                    got[k] = self._pairs[keys[k]] = (self.row(before) << _PAIR_SHIFT) | self.row(after)
-        packed = np.array(got, dtype=np.int64)
-        return packed >> _PAIR_SHIFT, packed & ((1 << _PAIR_SHIFT) - 1)
+    def pair_rows(self, padded: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each pair of neighbours of ``padded`` (sentences' lowercase words between their pads, as numbers),
+        the rows of the second's ``lw-1|lw`` and of the first's ``lw|lw+1``."""
+        names = self._names
 
-    def triple_rows(self, padded: Sequence[bytes]) -> np.ndarray:
-        """For each middle of three neighbours of ``padded`` (short shapes between pads), its ``ss-1|ss|ss+1``
-        row."""
-        keys = list(zip(padded, padded[1:], padded[2:]))
-        got = list(map(self._triples.get, keys))
-        if None in got:
-            for k, row in enumerate(got):
-                if row is None:
-                    got[k] = self._triples[keys[k]] = self.row(triple_names(*keys[k]))
-        return np.array(got, dtype=np.intp)
+        def make(key: int) -> int:
+            before, after = pair_names(names[key >> _PAIR_SHIFT], names[key & _LOW])
+            return (self.row(before) << _PAIR_SHIFT) | self.row(after)
+
+        packed = np.array(memo_words(self._pairs, ((padded[:-1] << _PAIR_SHIFT) | padded[1:]).tolist(), make),
+                          dtype=np.int64)
+        return packed >> _PAIR_SHIFT, packed & _LOW
+
+    def triple_rows(self, padded: np.ndarray) -> np.ndarray:
+        """For each middle of three neighbours of ``padded`` (short shapes between pads, as numbers), its
+        ``ss-1|ss|ss+1`` row."""
+        names = self._names
+        if len(names) > 1 << _TRIPLE_SHIFT:  # too many to pack three in an int
+            keys: list = list(zip(padded.tolist(), padded[1:].tolist(), padded[2:].tolist()))
+
+            def make(key: Any) -> int:
+                return self.row(triple_names(*(names[k] for k in key)))
+        else:
+            keys = ((padded[:-2] << 2 * _TRIPLE_SHIFT) | (padded[1:-1] << _TRIPLE_SHIFT) | padded[2:]).tolist()
+            mask = (1 << _TRIPLE_SHIFT) - 1
+
+            def make(key: Any) -> int:
+                return self.row(triple_names(names[key >> 2 * _TRIPLE_SHIFT], names[(key >> _TRIPLE_SHIFT) & mask],
+                                             names[key & mask]))
+        return np.array(memo_words(self._triples, keys, make), dtype=np.intp)
+
+
+def capital_sentences(words: Sequence[str], starts: np.ndarray) -> np.ndarray:
+    """``share_ner.features.extract._all_capitals`` of each sentence of ``words`` (non-empty sentences laid end
+    to end, the ``k``-th from ``starts[k]``), at once."""
+    cases = np.array(list(map(_letter_case, words)), dtype=bool).reshape(-1, 2)
+    alpha, lower = np.logical_or.reduceat(cases, starts, axis=0).T
+    return alpha & ~lower
 
 
 def document_scores(
@@ -163,6 +216,8 @@ def document_scores(
     end: for each token, the sum of the weights of the attributes
     :func:`share_ner.features.items.sentence_items` gives it, plus those of its entry in ``extras`` (one
     ``{token: features}`` per sentence, as :func:`share_ner.features.items.add_features` takes).
+
+    The whole note at once: one memo look-up of its words, one lexicon pass, its bundles' rows summed by numpy.
     """
     table.settle()
     if not sentences:
@@ -170,70 +225,78 @@ def document_scores(
     text = doc.text
     note = sentence_note(document_abbreviations(doc, resources, config), config)
     known = resources._known
-    lexicon = config.lexicon and resources.term_matcher is not None
     size = config.window_size if config.window else 0
-    entries: list[tuple] = []
-    lengths: list[int] = []
-    sections: list[int] = []
+    bundle = table.bundle
+    lengths = [len(s.tokens) for s in sentences]
+    tokens = [t for s in sentences for t in s.tokens]
+    words = [t.text for t in tokens]
+    n_tokens = len(tokens)
+    lengths_a = np.array(lengths, dtype=np.intp)
+    starts = np.zeros(len(lengths), dtype=np.intp)
+    np.cumsum(lengths_a[:-1], out=starts[1:])
+    firsts = starts.tolist()
+    caseless = capital_sentences(words, starts) if config.caseless_capitals else None
+    if caseless is None or not caseless.any():
+        entries = table.words(words, resources, config, False)
+    else:
+        capitals = np.repeat(caseless, lengths_a)
+        entries = np.empty((n_tokens, 3 + 2 * size), dtype=np.int64)
+        for case in (False, True):
+            at = np.flatnonzero(capitals == case)
+            if len(at):
+                entries[at] = table.words([words[i] for i in at.tolist()], resources, config, case)
     # (token, row) of the bundles few tokens have: position marks, lexicon, in-note abbreviations, coordination
     sparse: tuple[list[tuple[int, int]], ...] = ([], [], [], [])
     marks_col, lexicon_col, note_col, extra_col = sparse
-    bundle = table.bundle
-    base = 0
-    for k, sentence in enumerate(sentences):
-        tokens = sentence.tokens
-        n = len(tokens)
-        words = [t.text for t in tokens]
-        entries += table.words(words, resources, config, config.caseless_capitals and _all_capitals(words))
-        lengths.append(n)
-        if config.section:
-            sections.append(bundle(section_names(sentence, config, known)))
-        if config.position:
+    if config.position:
+        for sentence, base, n in zip(sentences, firsts, lengths):
             marks: dict[int, list[bytes]] = {0: [_BOS]}
             marks.setdefault(n - 1, []).append(_EOS)
             for i, name in position_marks(sentence, text):
                 marks.setdefault(i, []).append(name)
             marks_col += [(base + i, bundle(tuple(names))) for i, names in marks.items()]
-        if lexicon:
+    if config.lexicon and resources.term_matcher is not None:
+        for k, matches in resources.term_matcher.find_sentences(words, lengths):
             found: dict[int, list[bytes]] = {}
-            _lexicon_names(resources.term_matcher.find(words), n, config.window, known, found)  # type: ignore[union-attr]
+            _lexicon_names(matches, lengths[k], config.window, known, found)
+            base = firsts[k]
             lexicon_col += [(base + i, bundle(tuple(names))) for i, names in found.items()]
-        if note is not None:
-            shorts, longs = note.short_forms, note.long_form_starts
-            for i, tok in enumerate(tokens):
-                if tok.text in shorts or tok.start in longs:
-                    note_col.append((base + i, bundle(tuple(note_marks(tok.text, tok.start, note, known)))))
-        if extras is not None and extras[k]:
-            extra_col += [(base + i, bundle(tuple(extra_names(features, known))))
-                          for i, features in extras[k].items() if features]
-        base += n
+    if note is not None:
+        shorts, longs = note.short_forms, note.long_form_starts
+        note_col += [(i, bundle(tuple(note_marks(tok.text, tok.start, note, known))))
+                     for i, tok in enumerate(tokens) if tok.text in shorts or tok.start in longs]
+    if extras is not None:
+        for extra, base in zip(extras, firsts):
+            if extra:
+                extra_col += [(base + i, bundle(tuple(extra_names(features, known))))
+                              for i, features in extra.items() if features]
 
-    n_tokens = base
-    lengths_a = np.array(lengths, dtype=np.intp)
-    starts = np.zeros(len(lengths), dtype=np.intp)
-    np.cumsum(lengths_a[:-1], out=starts[1:])
     pos = np.arange(n_tokens) - np.repeat(starts, lengths_a)  # index within the sentence
     rest = np.repeat(lengths_a, lengths_a) - pos - 1  # tokens after it in the sentence
     matrix = table.matrix
-    lower, shape, own, *window = zip(*entries)
-    scores = matrix[np.array(own, dtype=np.intp)]
+    scores = matrix[entries[:, 2]]
     for d in range(1, size + 1):
-        left, right = np.array(window[d - 1], dtype=np.intp), np.array(window[size + d - 1], dtype=np.intp)
+        left, right = entries[:, 2 + d], entries[:, 2 + size + d]
         scores[d:] += matrix[np.where(pos[d:] >= d, left[:-d], 0)]  # from the token d places to the left
         scores[:-d] += matrix[np.where(rest[:-d] >= d, right[d:], 0)]  # from the token d places to the right
     if config.conjunctions:
-        padded_lower: list[bytes] = []
-        padded_shape: list[bytes] = []
-        for start, n in zip(starts.tolist(), lengths):
-            padded_lower += (_LEFT_PAD, *lower[start:start + n], _RIGHT_PAD)
-            padded_shape += (_LEFT_PAD, *shape[start:start + n], _RIGHT_PAD)
-        at = np.arange(n_tokens) + 2 * np.repeat(np.arange(len(lengths)), lengths_a) + 1  # in the padded lists
+        # each sentence's words between its pads (<s> is number 0, </s> 1)
+        at = np.arange(n_tokens) + 2 * np.repeat(np.arange(len(lengths)), lengths_a) + 1  # in the padded arrays
+        padded_lower = np.ones(n_tokens + 2 * len(lengths), dtype=np.int64)
+        padded_lower[starts + 2 * np.arange(len(lengths))] = 0
+        padded_shape = padded_lower.copy()
+        padded_lower[at] = entries[:, 0]
+        padded_shape[at] = entries[:, 1]
         before, after = table.pair_rows(padded_lower)
         scores += matrix[before[at - 1]]
         scores += matrix[after[at]]
         scores += matrix[table.triple_rows(padded_shape)[at - 1]]
     if config.section:
-        scores += matrix[np.repeat(np.array(sections, dtype=np.intp), lengths_a)]
+        rows: dict[str | None, int] = {}
+        for sentence in sentences:
+            if sentence.section not in rows:
+                rows[sentence.section] = bundle(section_names(sentence, config, known))
+        scores += matrix[np.repeat(np.array([rows[s.section] for s in sentences], dtype=np.intp), lengths_a)]
     if config.position:
         scores += matrix[table._index_rows[np.minimum(pos, 10)]]
     for column in sparse:  # each token at most once in a column
