@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections import defaultdict
 from functools import lru_cache
+from itertools import accumulate
 from typing import Sequence
 
-from share_ner.features.matcher import TermMatcher, token_keys
+from share_ner.features.matcher import TermMatcher, is_term, token_keys, walk
 
 # --------------------------------------------------------------------------------------------
 # Sequences.
@@ -48,13 +51,45 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
     Without a known term, a conjunct followed (within reach) by one of ``head_words``
     gets ``co.hw_mod`` and that word ``co.hw_head``: the weaker, more general signal.
     """
-    n = len(words)
-    if n < 3 or matcher is None:
+    if len(words) < 3 or matcher is None:
         return
-    lower, coord, content, keys = zip(*map(_coordination_word, words))
-    if True not in coord:
+    _mark_sentence(list(map(_coordination_word, words)), feats, matcher, head_words, first_keys, last_keys)
+
+
+def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: TermMatcher,
+                      head_words: frozenset[str] = frozenset(), first_keys: frozenset[str] | None = None,
+                      last_keys: frozenset[str] | None = None) -> list[defaultdict[int, dict]]:
+    """:func:`coordination_features` of each sentence of ``words`` (sentences of ``lengths`` tokens laid end to
+    end), one ``{token: features}`` each; only the sentences with a coordinator are looked at."""
+    out: list[defaultdict[int, dict]] = [defaultdict(dict) for _ in lengths]
+    if matcher is None:
+        return out
+    info = list(map(_coordination_word, words))
+    coordinators = [i for i, w in enumerate(info) if w[1]]
+    if not coordinators:
+        return out
+    ends = list(accumulate(lengths))
+    k = -1
+    for i in coordinators:
+        if k >= 0 and i < ends[k]:
+            continue  # that sentence is done
+        k = bisect_right(ends, i)
+        end = ends[k]
+        start = end - lengths[k]
+        if lengths[k] >= 3:
+            _mark_sentence(info[start:end], out[k], matcher, head_words, first_keys, last_keys)
+    return out
+
+
+def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feats: list[dict] | defaultdict,
+                   matcher: TermMatcher, head_words: frozenset[str], first_keys: frozenset[str] | None,
+                   last_keys: frozenset[str] | None) -> None:
+    """:func:`coordination_features` of a sentence of at least 3 tokens, by its tokens' ``_coordination_word``."""
+    n = len(info)
+    lower, coord, content, keys = zip(*info)
+    if True not in coord[1:n - 1]:
         return
-    lookup = matcher.lookup_keys  # the keys of the words joined by spaces, without joining and splitting them again
+    root = matcher.root
     # Could token i start / end a term? (Unknown key sets: assume it could.)
     starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
     ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]
@@ -66,23 +101,30 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
     for c in range(1, n - 1):
         if not coord[c]:
             continue
-        # Head on the right: MOD <c> ... HEAD, with MOD + HEAD a term.
+        # Head on the right: MOD <c> ... HEAD, with MOD + HEAD a term. The words are looked up as a walk down the
+        # matcher's trie: from the modifier's node, one word more at a time.
         for a in (c - 1, c - 2):
             if a < 0 or not content[a]:
                 break
             if not starts[a]:
                 continue
-            left = keys[a:c]
+            modifier = walk(root, keys[a:c])
+            if modifier is None:
+                continue  # no term starts so
             hit = None
             for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
                 if lower[h] in _PHRASE_BREAKS:
                     break
                 if not content[h]:
                     continue
+                node: dict | None = modifier
                 for e in range(h, min(n, h + 3)):
                     if not content[e]:
                         break
-                    if ends[e] and lookup(left + keys[h:e + 1]):
+                    node = walk(node, (keys[e],))  # type: ignore[arg-type]
+                    if node is None:
+                        break  # nor with more words
+                    if ends[e] and is_term(node):
                         hit = (h, e)
                 if hit:
                     break
@@ -114,8 +156,12 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
                 for h in range(b, max(-1, b - 3), -1):
                     if not content[h]:
                         break
-                    if starts[h] and lookup(keys[h:b + 1] + right):
-                        hit = (h, b)
+                    if starts[h]:
+                        node = walk(root, keys[h:b + 1])
+                        if node is not None:
+                            node = walk(node, right)
+                            if node is not None and is_term(node):
+                                hit = (h, b)
                 if hit:
                     break
             if hit:

@@ -121,15 +121,14 @@ def memo_words(table: dict[Any, Any], words: Sequence[Hashable], make: Callable[
     it holds ``limit`` entries; entries already given stay valid)."""
     out = list(map(table.get, words))
     if None in out:
-        for k, entry in enumerate(out):
+        for k in [k for k, entry in enumerate(out) if entry is None]:
+            w = words[k]
+            entry = table.get(w)
             if entry is None:
-                w = words[k]
-                entry = table.get(w)
-                if entry is None:
-                    if limit is not None and len(table) >= limit:
-                        table.clear()
-                    entry = table[w] = make(w)
-                out[k] = entry
+                if limit is not None and len(table) >= limit:
+                    table.clear()
+                entry = table[w] = make(w)
+            out[k] = entry
     return out
 
 

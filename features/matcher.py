@@ -12,16 +12,15 @@ walks only as far as the text agrees with some term.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, Iterable, Sequence
 
 from share_ner.features.stopwords import TERM_STOP_WORDS
 
 _WORD = re.compile(r"[^\W_]+")
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
-_BARRIER = (" ",)  # the word keys of a stand-in between sentences: no term has a key with a space
 
 
 def fold_plural(key: str) -> str:
@@ -46,6 +45,22 @@ def term_keys(text: str) -> list[str]:
 def token_keys(word: str) -> tuple[str, ...]:
     """:func:`term_keys` of one token, cached (the term matcher and the coordination features share it)."""
     return tuple(term_keys(word))
+
+
+def walk(node: dict[str, Any], parts: Iterable[Sequence[str]]) -> dict[str, Any] | None:
+    """The trie node (:attr:`TermMatcher.root`) reached from ``node`` by the word keys ``parts`` (one sequence per
+    word), or None when no term goes that way."""
+    for keys in parts:
+        for key in keys:
+            node = node.get(key)  # type: ignore[assignment]
+            if node is None:
+                return None
+    return node
+
+
+def is_term(node: dict[str, Any]) -> bool:
+    """A term ends at this trie node."""
+    return _END in node
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +118,11 @@ class TermMatcher:
     def __len__(self) -> int:
         return self.n_terms
 
+    @property
+    def root(self) -> dict[str, Any]:
+        """The trie's root node: each node maps a word key to the next node (:func:`walk`)."""
+        return self._trie
+
     def __getstate__(self) -> tuple:
         return self._trie, self.n_terms, self.max_words
 
@@ -145,36 +165,36 @@ class TermMatcher:
 
     def find_sentences(self, words: Sequence[str], lengths: Sequence[int]) -> list[tuple[int, list[Match]]]:
         """:meth:`find` of each sentence of ``words`` (sentences of ``lengths`` tokens laid end to end) in one
-        pass: ``(sentence, its matches)`` for the sentences with a match (no match crosses a sentence's end)."""
-        keys = list(map(token_keys, words))
-        parts: list[tuple[str, ...]] = []
-        offsets = []  # where each sentence starts in parts, a barrier after each
-        at = 0
-        for n in lengths:
-            offsets.append(len(parts))
-            parts += keys[at:at + n]
-            parts.append(_BARRIER)
-            at += n
+        pass: ``(sentence, its matches)`` for the sentences with a match."""
+        ends = list(accumulate(lengths))
         out: list[tuple[int, list[Match]]] = []
-        for m in self._find(parts):
-            k = bisect_right(offsets, m.start) - 1
-            base = offsets[k]
+        k = 0
+        for m in self._find(list(map(token_keys, words)), ends):
+            while m.start >= ends[k]:
+                k += 1
+            base = ends[k] - lengths[k]
             if not out or out[-1][0] != k:
                 out.append((k, []))
             out[-1][1].append(Match(m.start - base, m.end - base, m.semtypes))
         return out
 
-    def _find(self, parts: Sequence[Sequence[str]]) -> list[Match]:
-        """:meth:`find` over the tokens' word keys."""
+    def _find(self, parts: Sequence[Sequence[str]], ends: Sequence[int] | None = None) -> list[Match]:
+        """:meth:`find` over the tokens' word keys; with ``ends`` (where each sentence ends, in order), of each
+        sentence of them: no match crosses a sentence's end."""
         # A walk from each token whose first key starts a term, through its keys and those of the tokens after it
         # (tokens without keys are passed over); an end is accepted only after a token's last key.
         trie = self._trie
         matches: list[Match] = []
         n = len(parts)
         free = 0  # the first token not inside a match
+        k = 0
         for i in [i for i, ks in enumerate(parts) if ks and ks[0] in trie]:
             if i < free:
                 continue
+            if ends is not None:
+                while i >= ends[k]:
+                    k += 1
+                n = ends[k]
             ks = parts[i]
             node = trie[ks[0]]
             best_end = -1

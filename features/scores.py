@@ -20,6 +20,7 @@ the scores against the sums of the weights of :func:`sentence_items`' attributes
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -124,6 +125,11 @@ class ScoreTable:
         self._used += 1
         return row
 
+    def one(self, name: bytes) -> int:
+        """:meth:`row` of the one attribute ``name``."""
+        i = self.attributes.get(name)
+        return 0 if i is None else i + 1
+
     def bundle(self, names: tuple[bytes, ...]) -> int:
         """:meth:`row`, kept by ``names``: for the bundles many tokens share (sections, marks)."""
         row = self._bundles.get(names)
@@ -170,8 +176,8 @@ class ScoreTable:
         names = self._names
 
         def make(key: int) -> int:
-            before, after = pair_names(names[key >> _PAIR_SHIFT], names[key & _LOW])
-            return (self.row(before) << _PAIR_SHIFT) | self.row(after)
+            (before,), (after,) = pair_names(names[key >> _PAIR_SHIFT], names[key & _LOW])
+            return (self.one(before) << _PAIR_SHIFT) | self.one(after)
 
         packed = np.array(memo_words(self._pairs, ((padded[:-1] << _PAIR_SHIFT) | padded[1:]).tolist(), make),
                           dtype=np.int64)
@@ -185,21 +191,22 @@ class ScoreTable:
             keys: list = list(zip(padded.tolist(), padded[1:].tolist(), padded[2:].tolist()))
 
             def make(key: Any) -> int:
-                return self.row(triple_names(*(names[k] for k in key)))
+                return self.one(*triple_names(*(names[k] for k in key)))
         else:
             keys = ((padded[:-2] << 2 * _TRIPLE_SHIFT) | (padded[1:-1] << _TRIPLE_SHIFT) | padded[2:]).tolist()
             mask = (1 << _TRIPLE_SHIFT) - 1
 
             def make(key: Any) -> int:
-                return self.row(triple_names(names[key >> 2 * _TRIPLE_SHIFT], names[(key >> _TRIPLE_SHIFT) & mask],
-                                             names[key & mask]))
+                return self.one(*triple_names(names[key >> 2 * _TRIPLE_SHIFT], names[(key >> _TRIPLE_SHIFT) & mask],
+                                              names[key & mask]))
         return np.array(memo_words(self._triples, keys, make), dtype=np.intp)
 
 
 def capital_sentences(words: Sequence[str], starts: np.ndarray) -> np.ndarray:
     """``share_ner.features.extract._all_capitals`` of each sentence of ``words`` (non-empty sentences laid end
     to end, the ``k``-th from ``starts[k]``), at once."""
-    cases = np.array(list(map(_letter_case, words)), dtype=bool).reshape(-1, 2)
+    cases = np.fromiter(chain.from_iterable(map(_letter_case, words)), dtype=bool, count=2 * len(words))
+    cases = cases.reshape(-1, 2)
     alpha, lower = np.logical_or.reduceat(cases, starts, axis=0).T
     return alpha & ~lower
 

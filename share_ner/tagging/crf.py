@@ -20,7 +20,8 @@ from share_ner.document import Document, Mention, Sentence
 from share_ner.errors import ShareNerError
 from share_ner.features.clusters import load_clusters
 from share_ner.features.config import FeatureConfig
-from share_ner.features.coordination import coordination_features
+from share_ner.features.coordination import coordination_features, note_coordination
+from share_ner.features.extract import NoteAbbreviations
 from share_ner.features.items import add_features, document_abbreviations, document_items, sentence_items
 from share_ner.features.scores import ScoreTable, document_scores
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
@@ -71,7 +72,9 @@ def doc_emissions(doc: Document, resources: TaggerResources, features: FeatureCo
     sentences = _sentences(doc)
     extras = None
     if coordination and resources.term_matcher is not None:
-        extras = [_coordination(sentence, resources) for sentence in sentences]
+        extras = note_coordination([t.text for s in sentences for t in s.tokens], [len(s.tokens) for s in sentences],
+                                   resources.term_matcher, resources.head_words, resources.first_keys,
+                                   resources.last_keys)
     return sentences, document_scores(doc, sentences, resources.features, features, table, extras), extras
 
 
@@ -177,13 +180,13 @@ class CrfTagger:
         if resources is not None and resources.term_matcher is None:
             resources = None
         k = start = 0
-        for i, doc, sentences, _, extras in notes:
+        for i, doc, sentences, scores, extras in notes:
             try:
                 out[i] = self._decode(doc, sentences, extras, labels, unsure, inside, k, start, resources)
             except Exception as exc:  # noqa: BLE001 - reported for this note only
                 out[i] = exc
             k += len(sentences)
-            start += sum(len(s.tokens) for s in sentences)
+            start += len(scores)  # a row per token
         return out
 
     def _decode(self, doc: Document, sentences: list[Sentence], extras: list[dict[int, dict]] | None,
@@ -193,11 +196,14 @@ class CrfTagger:
         config = self.config
         names = self.weights.labels
         found: list[Mention] = []
+        abbreviations: list = []  # the note's, once a sentence needs them
         for j, sentence in enumerate(sentences):
             n = len(sentence.tokens)
             tags = None  # most sentences: all O, nothing to decode
             if unsure[k + j]:
-                tags = self._crfsuite_tags(doc, sentence, extras[j] if extras is not None else None)
+                if not abbreviations:
+                    abbreviations.append(document_abbreviations(doc, self.resources.features, config.features))
+                tags = self._crfsuite_tags(doc, sentence, extras[j] if extras is not None else None, abbreviations[0])
             elif inside[k + j]:
                 tags = [names[y] for y in labels[start:start + n].tolist()]
             if tags is not None and tags.count("O") < n:
@@ -205,10 +211,11 @@ class CrfTagger:
             start += n
         return found
 
-    def _crfsuite_tags(self, doc: Document, sentence: Sentence, extra: dict[int, dict] | None) -> list[str]:
-        """CRFsuite's own tags of one sentence, from its attribute lists (:func:`doc_sequences`' for it)."""
+    def _crfsuite_tags(self, doc: Document, sentence: Sentence, extra: dict[int, dict] | None,
+                       abbreviations: NoteAbbreviations | None) -> list[str]:
+        """CRFsuite's own tags of one sentence, from its attribute lists (:func:`doc_sequences`' for it; the
+        note's ``abbreviations``: :func:`document_abbreviations`)."""
         features = self.resources.features
-        abbreviations = document_abbreviations(doc, features, self.config.features)
         items = sentence_items(sentence, features, self.config.features, doc.text, abbreviations)
         if extra:
             add_features(items, extra, features)

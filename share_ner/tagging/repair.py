@@ -92,6 +92,8 @@ def balance_brackets(sentence: Sentence, mentions: list[Mention]) -> list[Mentio
 def drop_lone_fragments(sentence: Sentence, tags: Sequence[str], mentions: list[Mention],
                         resources: TaggerResources) -> list[Mention]:
     """Drop a mention made of one D fragment alone (its partner was never tagged) unless it is a known term."""
+    if "DB" not in tags and "DI" not in tags:
+        return mentions  # no D fragment to drop
     token_run = _token_run_of(sentence)
     out = []
     for m in mentions:
@@ -114,8 +116,10 @@ def expand_coordinations(sentence: Sentence, mentions: list[Mention], resources:
     """
     tokens = sentence.tokens
     n = len(tokens)
-    token_run = _token_run_of(sentence)
     lower = [t.text.lower() for t in tokens]
+    if COORDINATORS.isdisjoint(lower):
+        return mentions  # no coordination to complete
+    token_run = _token_run_of(sentence)
     lookup = resources.term_matcher.lookup
     spans_taken = {m.spans for m in mentions}
     covered: set[int] = set()
