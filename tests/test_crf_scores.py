@@ -32,8 +32,14 @@ def default_pipeline() -> Pipeline:
     return Pipeline.load(default_model_dir())
 
 
+# Sentences in capitals (caseless word attributes under caseless_capitals) among ordinary ones, in one note
+MIXED_CASE = ("HISTORY OF PRESENT ILLNESS: CHEST PAIN AND SHORTNESS OF BREATH.\nThe patient has renal or liver "
+              "impairment, and no fever. NO HISTORY OF DIABETES MELLITUS OR HYPERTENSION.\nChest pain (CP) resolved.")
+
+
 def _notes() -> list[Document]:
     docs = list(read_notes(REPO / "examples" / "notes").values()) + list(read_notes(TAGGER_TEXT).values())
+    docs.append(Document("mixed-case", MIXED_CASE))
     corpus, _ = load_default_corpus()
     return docs + list(corpus.values())[:120]
 
@@ -94,6 +100,17 @@ def test_the_weights_are_crfsuites_own(default_pipeline: Pipeline) -> None:
         assert abs(weights.transitions[label[a], label[b]] - w) <= 5e-7
     assert np.count_nonzero(weights.transitions) == len(info.transitions)
     assert any(round(w, 6) != w for w in weights.state.ravel())  # the full precision, not the dump's
+
+
+def test_a_note_mixes_sentences_in_capitals_and_ordinary_ones(default_pipeline: Pipeline) -> None:
+    from share_ner.features.scores import capital_sentences
+
+    sentences = crf._sentences(Document("mixed-case", MIXED_CASE))
+    words = [t.text for s in sentences for t in s.tokens]
+    starts = np.cumsum([0] + [len(s.tokens) for s in sentences[:-1]])
+    caps = capital_sentences(words, starts).tolist()
+    assert True in caps and False in caps and default_pipeline.tagger.config.features.caseless_capitals
+    assert _check(default_pipeline, [Document("mixed-case", MIXED_CASE)]) == len(sentences)
 
 
 def test_scores_and_tags_are_crfsuites_on_notes(default_pipeline: Pipeline, tiny_model: Path) -> None:

@@ -181,6 +181,33 @@ def test_coordination_head_words_without_a_term() -> None:
     assert marked == [("psychiatric", {"co.hw_mod": 1.0}), ("problems", {"co.hw_head": 1.0})]
 
 
+def test_a_notes_coordinations_and_lexicon_matches_are_those_of_its_sentences_one_by_one() -> None:
+    from collections import defaultdict
+
+    from share_ner.features import TermMatcher
+    from share_ner.features.coordination import coordination_features, note_coordination
+
+    terms = ["renal impairment", "chronic hepatitis C", "liver", "impairment of liver", "hepatitis B", "c"]
+    matcher = TermMatcher.from_terms((t, "train") for t in terms)
+    sentences = ["history of renal , cardiac or liver impairment .".split(),
+                 "chronic hepatitis B or C".split(), ["or"], "liver ,".split(),  # coordinators at the edges
+                 "impairment of".split(), "liver or renal problems".split(), "no coordination here".split()]
+    words = [w for s in sentences for w in s]
+    lengths = [len(s) for s in sentences]
+    heads = frozenset({"problems"})
+    by_note = note_coordination(words, lengths, matcher, heads)
+    expected = []
+    for s in sentences:
+        feats: defaultdict[int, dict] = defaultdict(dict)
+        coordination_features(s, feats, matcher, heads)
+        expected.append(feats)
+    assert by_note == expected and sum(map(bool, expected)) == 3
+    # no match crosses a sentence's end ("impairment of" + "liver" would be a term)
+    found = dict(matcher.find_sentences(words, lengths))
+    assert found == {k: matcher.find(s) for k, s in enumerate(sentences) if matcher.find(s)}
+    assert len(found) >= 4
+
+
 def test_head_words_need_three_multiword_training_terms() -> None:
     from share_ner.tagging.resources import head_words
 
