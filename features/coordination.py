@@ -115,8 +115,8 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
             for h in range(c + 2, min(n, c + 1 + _HEAD_REACH)):
                 if lower[h] in _PHRASE_BREAKS:
                     break
-                if not content[h]:
-                    continue
+                if not content[h] or keys[h][0] not in modifier:
+                    continue  # (a content word has keys) no term goes on with this word
                 node: dict | None = modifier
                 for e in range(h, min(n, h + 3)):
                     if not content[e]:

@@ -179,8 +179,8 @@ class ScoreTable:
             (before,), (after,) = pair_names(names[key >> _PAIR_SHIFT], names[key & _LOW])
             return (self.one(before) << _PAIR_SHIFT) | self.one(after)
 
-        packed = np.array(memo_words(self._pairs, ((padded[:-1] << _PAIR_SHIFT) | padded[1:]).tolist(), make),
-                          dtype=np.int64)
+        keys, at = np.unique((padded[:-1] << _PAIR_SHIFT) | padded[1:], return_inverse=True)  # each pair once
+        packed = np.array(memo_words(self._pairs, keys.tolist(), make), dtype=np.int64)[at]
         return packed >> _PAIR_SHIFT, packed & _LOW
 
     def triple_rows(self, padded: np.ndarray) -> np.ndarray:
@@ -189,17 +189,21 @@ class ScoreTable:
         names = self._names
         if len(names) > 1 << _TRIPLE_SHIFT:  # too many to pack three in an int
             keys: list = list(zip(padded.tolist(), padded[1:].tolist(), padded[2:].tolist()))
+            at = None
 
             def make(key: Any) -> int:
                 return self.one(*triple_names(*(names[k] for k in key)))
         else:
-            keys = ((padded[:-2] << 2 * _TRIPLE_SHIFT) | (padded[1:-1] << _TRIPLE_SHIFT) | padded[2:]).tolist()
+            packed, at = np.unique((padded[:-2] << 2 * _TRIPLE_SHIFT) | (padded[1:-1] << _TRIPLE_SHIFT) | padded[2:],
+                                   return_inverse=True)  # each triple once: a note repeats few shapes
+            keys = packed.tolist()
             mask = (1 << _TRIPLE_SHIFT) - 1
 
             def make(key: Any) -> int:
                 return self.one(*triple_names(names[key >> 2 * _TRIPLE_SHIFT], names[(key >> _TRIPLE_SHIFT) & mask],
                                               names[key & mask]))
-        return np.array(memo_words(self._triples, keys, make), dtype=np.intp)
+        rows = np.array(memo_words(self._triples, keys, make), dtype=np.intp)
+        return rows if at is None else rows[at]
 
 
 def capital_sentences(words: Sequence[str], starts: np.ndarray) -> np.ndarray:
