@@ -179,11 +179,13 @@ class PhraseSwaps:
     def __init__(self, table: dict[str, dict[str, int]], min_count: int) -> None:
         self._table = table
         self._min_count = min_count
-        spread = Counter(w for a in table for w in set(a.split()))
+        words = [(a, set(a.split())) for a in table]
+        spread = Counter(w for _, ws in words for w in ws)
         self._filed: dict[str, list[str]] = {}
-        for a in table:
-            if any(n >= min_count for n in table[a].values()):
-                self._filed.setdefault(min(set(a.split()), key=lambda w: (spread[w], w)), []).append(a)
+        for a, ws in words:
+            if max(table[a].values()) >= min_count:
+                w = min(ws, key=lambda w: (spread[w], w)) if len(ws) > 1 else next(iter(ws))
+                self._filed.setdefault(w, []).append(a)
         self._made: dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]] = {}
 
     def __bool__(self) -> bool:
