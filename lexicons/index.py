@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 INDEX_VERSION = 14
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
+# tf-idf rows of queries remembered per index (about 0.3 kB each): enough for the queries of a batch, which are
+# looked up for their best cosine and then for their hits; after that their results are remembered instead
+ROW_MEMO = 4_096
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
@@ -69,8 +72,10 @@ def exact_key(text: str) -> str:
 @lru_cache(maxsize=200_000)
 def soft_normalize(text: str) -> str:
     """Lower case, no accents, folded British spellings, punctuation as spaces."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    if not text.isascii():  # (ASCII text has no accents to strip: NFKD leaves it as it is)
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.lower()
     text = _NON_ALNUM.sub(" ", _POSSESSIVE.sub("", text))
     for pattern, repl in _SPELLING:
         text = pattern.sub(repl, text)
@@ -174,11 +179,13 @@ class PhraseSwaps:
     def __init__(self, table: dict[str, dict[str, int]], min_count: int) -> None:
         self._table = table
         self._min_count = min_count
-        spread = Counter(w for a in table for w in set(a.split()))
+        words = [(a, set(a.split())) for a in table]
+        spread = Counter(w for _, ws in words for w in ws)
         self._filed: dict[str, list[str]] = {}
-        for a in table:
-            if any(n >= min_count for n in table[a].values()):
-                self._filed.setdefault(min(set(a.split()), key=lambda w: (spread[w], w)), []).append(a)
+        for a, ws in words:
+            if max(table[a].values()) >= min_count:
+                w = min(ws, key=lambda w: (spread[w], w)) if len(ws) > 1 else next(iter(ws))
+                self._filed.setdefault(w, []).append(a)
         self._made: dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]] = {}
 
     def __bool__(self) -> bool:
@@ -260,12 +267,16 @@ def char_wb_trigrams(text: str) -> list[str]:
     """The character 3-grams of ``text`` as :func:`make_vectorizer`'s analyzer gives them (scikit-learn's
     ``char_wb``: each word padded with one space either side, a word's 3-grams inside the padding only)."""
     grams: list[str] = []
-    add = grams.append
     for w in _WHITE_SPACES.sub(" ", text).split():
-        w = f" {w} "
-        for offset in range(len(w) - 2):
-            add(w[offset:offset + 3])
+        grams += _word_trigrams(w)
     return grams
+
+
+@lru_cache(maxsize=100_000)
+def _word_trigrams(word: str) -> tuple[str, ...]:
+    """The 3-grams of one word padded with a space either side (per word: mentions and queries share words)."""
+    w = f" {word} "
+    return tuple(w[offset:offset + 3] for offset in range(len(w) - 2))
 
 
 class CharTrigrams:
@@ -357,14 +368,34 @@ class LexiconIndex:
         state.pop("_lengths", None)  # postings length per 3-gram: rebuilt on first use
         state.pop("_by_name", None)  # names x 3-grams (cosines): rebuilt on first use
         state.pop("_tops", None)  # remembered best cosines: per process
+        state.pop("_rows", None)  # remembered tf-idf rows of queries: per process
         return state
 
     def vectors(self, queries: list[str]) -> sp.csr_matrix:
         """The tf-idf rows of ``queries``: what ``vectorizer.transform`` gives, bit for bit, from the fitted
         analyzer, vocabulary and idf weights. Per call, ``transform`` spends most of its time validating its
         input, about 0.4 ms; the normalizer calls it once per index for every note, and for a note of a few
-        mentions that was a quarter of the normalizer's time."""
+        mentions that was a quarter of the normalizer's time. The rows of the latest queries are remembered
+        (:data:`ROW_MEMO`): the normalizer looks a query up for its best cosine, then for its hits."""
         assert self.vectorizer is not None
+        memo: dict[str, tuple[np.ndarray, np.ndarray]] = self.__dict__.setdefault("_rows", {})
+
+        def rows(keys: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            made = self._vectorized(keys)
+            ptr = made.indptr.tolist()
+            for i in range(len(keys)):
+                yield made.indices[ptr[i]:ptr[i + 1]], made.data[ptr[i]:ptr[i + 1]]
+
+        fill_memo(memo, queries, ROW_MEMO, rows)
+        found = [memo[q] for q in queries]
+        ptr = np.zeros(len(queries) + 1, dtype=np.int32)
+        np.cumsum([len(c) for c, _ in found], out=ptr[1:])
+        cols = np.concatenate([c for c, _ in found]) if found else np.zeros(0, dtype=np.int32)
+        data = np.concatenate([d for _, d in found]) if found else np.zeros(0, dtype=np.float32)
+        return sp.csr_matrix((data, cols, ptr), shape=(len(queries), len(self.vectorizer.vocabulary_)))
+
+    def _vectorized(self, queries: list[str]) -> sp.csr_matrix:
+        """The tf-idf rows of ``queries`` (see :meth:`vectors`), made now."""
         analyze = self.__dict__.get("_analyzer")
         if analyze is None:
             analyze = self.__dict__["_analyzer"] = self.vectorizer.build_analyzer()
@@ -373,14 +404,11 @@ class LexiconIndex:
         indices: list[int] = []
         counts: list[int] = []
         for q in queries:
-            found: dict[int, int] = {}
-            for gram in analyze(q):
-                j = vocabulary.get(gram)
-                if j is not None:
-                    found[j] = found.get(j, 0) + 1
-            for j in sorted(found):
-                indices.append(j)
-                counts.append(found[j])
+            found = Counter(map(vocabulary.get, analyze(q)))
+            found.pop(None, None)  # 3-grams outside the vocabulary
+            cols = sorted(found)
+            indices += cols
+            counts += map(found.__getitem__, cols)
             indptr.append(len(indices))
         cols = np.asarray(indices, dtype=np.int32)
         ptr = np.asarray(indptr, dtype=np.int32)
@@ -497,6 +525,7 @@ class LexiconIndex:
         self.__dict__.pop("_found", None)
         self.__dict__.pop("_memos", None)
         self.__dict__.pop("_tops", None)
+        self.__dict__.pop("_rows", None)
 
     def memo(self, name: str) -> dict:
         """A per-process memo, under ``name``, for results other modules derive from this index's searches:

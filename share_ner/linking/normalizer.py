@@ -56,7 +56,7 @@ import re
 import shutil
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -151,26 +151,29 @@ def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str,
 _PAREN = re.compile(r"\s*\(\s*([^()\s][^()]{0,11}?)\s*\)")
 
 
-def _may_be_defined(mention: str, text: str | tuple[tuple[str, ...], tuple[str, ...]]) -> bool:
+def _may_be_defined(mention: str, text: str | tuple[frozenset[str], frozenset[str]]) -> bool:
     """Cheap test before running the abbreviation detector on a note: does a short, capitalised word of the
     mention appear next to a parenthesis ("long form (SF)" or "SF (long form)")? ``text``: the note, or its
     :func:`_parenthesis_runs`."""
     after, before = _parenthesis_runs(text) if isinstance(text, str) else text
-    for w in mention.split():
-        if len(w) <= 10 and any(c.isupper() for c in w) and (any(r.startswith(w) for r in after)
-                                                             or any(r.endswith(w) for r in before)):
-            return True
-    return False
+    return any(w in after or w in before for w in _short_capitalised(mention))
+
+
+@lru_cache(maxsize=100_000)
+def _short_capitalised(mention: str) -> tuple[str, ...]:
+    """The words of ``mention`` that :func:`_may_be_defined` looks for: of at most 10 characters, one of them
+    upper case (per string: notes repeat their mentions)."""
+    return tuple(w for w in mention.split() if len(w) <= 10 and any(c.isupper() for c in w))
 
 
 _AFTER_PARENTHESIS = re.compile(r"\((?=(\S{1,10}))")
 
 
-def _parenthesis_runs(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What :func:`_may_be_defined` looks for, once per note instead of a scan of the note per mention: the
-    first (up to 10) non-space characters after each "(", and the last (up to 10) before each " (". A word ``w``
-    without spaces, of at most 10 characters, is in the note as "(w" exactly when it begins one of the first,
-    and as "w (" exactly when it ends one of the second."""
+def _parenthesis_runs(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What :func:`_may_be_defined` looks for, once per note instead of a scan of the note per mention: every
+    beginning of the first (up to 10) non-space characters after each "(", and every end of the last (up to 10)
+    before each " (". A word ``w`` without spaces, of at most 10 characters, is in the note as "(w" exactly when
+    it is one of the first, and as "w (" exactly when it is one of the second."""
     after = {m.group(1) for m in _AFTER_PARENTHESIS.finditer(text)}
     before = set()
     p = text.find(" (")
@@ -179,7 +182,8 @@ def _parenthesis_runs(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if chunk and not chunk[-1].isspace():
             before.add(chunk.split()[-1])
         p = text.find(" (", p + 1)
-    return tuple(sorted(after)), tuple(sorted(before))
+    return (frozenset(r[:n] for r in after for n in range(1, len(r) + 1)),
+            frozenset(r[-n:] for r in before for n in range(1, len(r) + 1)))
 
 
 def _clinical_abbreviations() -> dict[str, list[str]]:
@@ -220,6 +224,8 @@ class Normalizer:
         # decisions of the steps that depend on the mention string alone, per string (_remembered)
         self._steps: dict[tuple[str, str], Decision | None] = {}
         self._steps_anchor: dict | None = None
+        # the label of a unique name as a tf-idf candidate, per name of the gazetteer's and the lexicon's index
+        self._labels: tuple[dict[int, str], dict[int, str]] = ({}, {})
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
@@ -233,7 +239,7 @@ class Normalizer:
 
     def __getstate__(self) -> dict[str, Any]:
         # The per-string step memo is per process (it follows the lexicon index's search memo).
-        return {**self.__dict__, "_steps": {}, "_steps_anchor": None}
+        return {**self.__dict__, "_steps": {}, "_steps_anchor": None, "_labels": ({}, {})}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -283,13 +289,14 @@ class Normalizer:
         out: list[list[Decision | None]] = [[None] * len(ms) for _, ms in batch]
         # (note, position, queries, thesaurus queries, tried)
         pending: list[tuple[int, int, list[str], list[str], list[str]]] = []
+        self._fresh_memos()
         def step(fn: Callable[[str, list[str]], Decision | None], text: str, tried: list[str]) -> Decision | None:
             return fn(text, tried) if trace else self._remembered(fn, text)
 
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
-            parens = _parenthesis_runs(doc.text) if cfg.use_abbreviations else ((), ())
+            parens = _parenthesis_runs(doc.text) if cfg.use_abbreviations else (frozenset(), frozenset())
             for i, m in enumerate(mentions):
                 text = mention_string(doc, m) if m.end <= len(doc.text) else ""
                 if not text.strip():
@@ -363,19 +370,31 @@ class Normalizer:
         rewrite, suffix), remembered per string: clinical notes repeat their disorder names. A copy, since
         decisions are edited afterwards. The memo lives and is forgotten with the lexicon index's search memo
         (:meth:`LexiconIndex.forget_searches`), and holds up to :data:`SEARCH_MEMO` strings."""
-        anchor = next((index for index in (self._lex, self._gaz) if index is not None), None)
-        if anchor is None:
+        if self._steps_anchor is None:  # no index whose search memo it follows (see _fresh_memos)
             return fn(text, [])
+        key = (fn.__name__, text)
+        steps = self._steps
+        try:
+            d = steps[key]
+        except KeyError:
+            if len(steps) >= SEARCH_MEMO:
+                steps.clear()
+            d = steps[key] = fn(text, [])
+        if d is None:
+            return None
+        copy = object.__new__(Decision)  # dataclasses.replace(d) (every field as it is) without its checks
+        copy.__dict__.update(d.__dict__)
+        return copy
+
+    def _fresh_memos(self) -> None:
+        """Empty the per-string step memo and the per-name labels (:meth:`_candidate_label`) if the lexicon
+        index's search memo was forgotten since they were filled (checked once per :meth:`decide_many`)."""
+        anchor = self._lex if self._lex is not None else self._gaz
+        if anchor is None:
+            return
         found = anchor.__dict__.setdefault("_found", {})
         if self._steps_anchor is not found:
-            self._steps_anchor, self._steps = found, {}
-        key = (fn.__name__, text)
-        if key not in self._steps:
-            if len(self._steps) >= SEARCH_MEMO:
-                self._steps.clear()
-            self._steps[key] = fn(text, [])
-        d = self._steps[key]
-        return None if d is None else replace(d)
+            self._steps_anchor, self._steps, self._labels = found, {}, ({}, {})
 
     def _exact_steps(self, text: str, tried: list[str]) -> Decision | None:
         cfg = self.config
@@ -721,8 +740,12 @@ class Normalizer:
     def _candidate_label(self, index: LexiconIndex, u: int, query: str, coordinated: bool) -> str | None:
         """The label of unique name ``u`` of ``index`` as a step-7 candidate for ``query``, or None if it is
         passed over."""
-        rows = index.name_rows(u)
-        cui = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 else index.cuis[rows[0]]
+        labels = self._labels[index is self._lex]
+        cui = labels.get(u)
+        if cui is None:
+            rows = index.name_rows(u)
+            cui = labels[u] = self._best(index, rows, by_count=index is self._gaz) if len(rows) > 1 \
+                else index.cuis[rows[0]]
         if self.config.composite_needs_coordination and "+" in cui and not coordinated:
             return None  # a fuzzy match asserts one concept, not several
         if self.config.negation_guard and _adds_negation(query, index.unique_names[u]):
