@@ -32,7 +32,6 @@ from share_ner.features.items import (
     _BIAS,
     _LEFT_PAD,
     _RIGHT_PAD,
-    CONJUNCTION_CACHE_SIZE,
     WORD_CACHE_SIZE,
     _lexicon_names,
     _word,
@@ -54,6 +53,9 @@ _word_features = word_features.__wrapped__
 # Rows of bundles of more than one attribute kept before the table starts afresh (between notes): bounded memory,
 # 56 bytes a row for 7 labels.
 ROW_LIMIT = 400_000
+# Word pairs (and shape triples) kept: each memo is emptied on its own past this, since a pair's entry is cheap
+# to make again and a corpus meets many more distinct pairs than words (this memo moves peak memory).
+PAIR_LIMIT = 100_000
 _PAIR_SHIFT = 32  # a word pair's two rows (and two numbers), packed in one int
 _LOW = (1 << _PAIR_SHIFT) - 1
 _TRIPLE_SHIFT = 21  # a shape triple's three numbers, packed in one int while they fit
@@ -138,12 +140,17 @@ class ScoreTable:
         return row
 
     def settle(self) -> None:
-        """Start afresh if the rows or the word, pair and triple memos have outgrown their bounds. Only between
-        notes: the rows a note's tokens carry stay valid until the next call."""
-        if (self._used - self._base > ROW_LIMIT or len(self._pairs) > CONJUNCTION_CACHE_SIZE
-                or len(self._triples) > CONJUNCTION_CACHE_SIZE
+        """Start afresh if the rows or the word memos have outgrown their bounds, and empty the pair or triple memo
+        that has outgrown its own. Only between notes: the rows a note's tokens carry stay valid until the next call.
+        A pair's or triple's entry holds rows of single attributes and is keyed by word numbers, both kept when
+        that memo alone is emptied (the word rows are the costly ones to make again)."""
+        if (self._used - self._base > ROW_LIMIT
                 or any(len(table.index) > WORD_CACHE_SIZE for table in self._words.values())):
             self._forget()
+        if len(self._pairs) > PAIR_LIMIT:
+            self._pairs.clear()
+        if len(self._triples) > PAIR_LIMIT:
+            self._triples.clear()
 
     def _number(self, name: bytes) -> int:
         number = self._numbers.get(name)
