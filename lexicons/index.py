@@ -38,7 +38,7 @@ from share_ner.lexicons.lexicon import Lexicon, cache_dir
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-INDEX_VERSION = 14
+INDEX_VERSION = 15
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # tf-idf rows of queries remembered per index (about 0.3 kB each): enough for the queries of a batch, which are
 # looked up for their best cosine and then for their hits; after that their results are remembered instead
@@ -146,11 +146,39 @@ class Rewrites:
     # one against one is ``swap``), counted the same way ("Abnormality of the sacrum" / "Abnormal sacrum
     # morphology", "distal phalanx" / "outermost bone")
     phrase: dict[str, dict[str, int]] = field(default_factory=dict)
+    # each phrase of ``phrase`` under one of its words (:func:`file_phrases`), made with the index: not by every
+    # process that loads it (a tenth of a second for HPO's phrases)
+    filed: dict[str, list[str]] | None = None
+
+    def filing(self) -> dict[str, list[str]]:
+        """:attr:`filed`, made now if it was not."""
+        if self.filed is None:
+            self.filed = file_phrases(self.phrase)
+        return self.filed
 
     def merged(self, other: "Rewrites | None") -> "Rewrites":
         if other is None:
             return self
-        return Rewrites(_added(self.swap, other.swap), _added(self.phrase, other.phrase))
+        # other's phrases where other files them, then this one's phrases that other lacks
+        filed = dict(other.filing())
+        for w, phrases in self.filing().items():
+            extra = [a for a in phrases if a not in other.phrase]
+            if extra:
+                filed[w] = [*filed.get(w, ()), *extra]
+        return Rewrites(_added(self.swap, other.swap), _added(self.phrase, other.phrase), filed)
+
+
+def file_phrases(table: dict[str, dict[str, int]]) -> dict[str, list[str]]:
+    """Each phrase of ``table`` under the one of its words that starts fewest phrases of ``table`` (ties: the
+    first in alphabetical order). A phrase applies to a mention only when the mention has all its words, so a
+    mention that looks up its own words finds it once, and the short lists of rare words are most looked up."""
+    words = [(a, set(a.split())) for a in table]
+    spread = Counter(w for _, ws in words for w in ws)
+    filed: dict[str, list[str]] = {}
+    for a, ws in words:
+        w = min(ws, key=lambda w: (spread[w], w)) if len(ws) > 1 else next(iter(ws))
+        filed.setdefault(w, []).append(a)
+    return filed
 
 
 def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
@@ -169,23 +197,39 @@ def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[s
     return out
 
 
-class PhraseSwaps:
-    """The phrase swaps of :attr:`Rewrites.phrase` seen in at least ``min_count`` concepts, by the word of the
-    replaced phrase that starts fewest phrases (a mention looks up only its own words): ``get(word)`` is a list
-    of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its words, the other
-    phrase's words, concepts), most concepts first. A word's list is made when it is first looked up: the lists
-    of every word of a large lexicon's phrases took more memory than the rest of the normalizer."""
+class WordSwaps:
+    """The word swaps of :attr:`Rewrites.swap` seen in at least ``min_count`` concepts: ``get(word)`` is a list of
+    (the other word, concepts), most concepts first (ties: by the other word). A word's list is made when it is
+    first looked up, not for every word of the lexicon at load."""
 
     def __init__(self, table: dict[str, dict[str, int]], min_count: int) -> None:
         self._table = table
         self._min_count = min_count
-        words = [(a, set(a.split())) for a in table]
-        spread = Counter(w for _, ws in words for w in ws)
-        self._filed: dict[str, list[str]] = {}
-        for a, ws in words:
-            if max(table[a].values()) >= min_count:
-                w = min(ws, key=lambda w: (spread[w], w)) if len(ws) > 1 else next(iter(ws))
-                self._filed.setdefault(w, []).append(a)
+        self._made: dict[str, list[tuple[str, int]]] = {}
+
+    def get(self, word: str, default: tuple = ()) -> "list[tuple[str, int]] | tuple":
+        made = self._made.get(word)
+        if made is None:
+            row = self._table.get(word)
+            if row is None:
+                return default
+            made = self._made[word] = sorted(((b, n) for b, n in row.items() if n >= self._min_count),
+                                             key=lambda bn: (-bn[1], bn[0]))
+        return made or default
+
+
+class PhraseSwaps:
+    """The phrase swaps of :attr:`Rewrites.phrase` seen in at least ``min_count`` concepts, by the word of the
+    replaced phrase it is filed under (:func:`file_phrases`; a mention looks up only its own words): ``get(word)``
+    is a list of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its words,
+    the other phrase's words, concepts), most concepts first. A word's list is made when it is first looked up:
+    the lists of every word of a large lexicon's phrases took more memory than the rest of the normalizer."""
+
+    def __init__(self, table: dict[str, dict[str, int]], min_count: int,
+                 filed: dict[str, list[str]] | None = None) -> None:
+        self._table = table
+        self._min_count = min_count
+        self._filed = file_phrases(table) if filed is None else filed
         self._made: dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]] = {}
 
     def __bool__(self) -> bool:
@@ -240,7 +284,8 @@ def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
                     pa, pb = " ".join(sorted(a.elements())), " ".join(sorted(b.elements()))
                     phrase_pairs.add((cui, pa, pb))
                     phrase_pairs.add((cui, pb, pa))
-    return Rewrites(_counted(swap_pairs), _counted(phrase_pairs))
+    phrases = _counted(phrase_pairs)
+    return Rewrites(_counted(swap_pairs), phrases, file_phrases(phrases))
 
 
 def _counted(pairs: set[tuple[str, str, str]]) -> dict[str, dict[str, int]]:

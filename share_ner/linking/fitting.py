@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons.gazetteer import gazetteer_lexicon
-from share_ner.lexicons.index import LexiconIndex, PhraseSwaps
+from share_ner.lexicons.index import LexiconIndex, PhraseSwaps, WordSwaps
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.candidates import _sigmoid
 from share_ner.linking.config import NormalizerConfig
@@ -52,7 +52,7 @@ def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gol
     return float(best_t)
 
 
-Swaps = dict[str, list[tuple[str, int]]]  # a → [(b, concepts)], most concepts first
+Swaps = WordSwaps  # a → [(b, concepts)], most concepts first
 
 
 # a word of a → [(a's words as a set, a as a bag when it repeats a word, else None, a's words, b's words,
@@ -68,10 +68,8 @@ def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_cou
     if not learned:
         return None
     merged = learned[0].merged(learned[1] if len(learned) > 1 else None)
-    swaps = {a: sorted(((b, n) for b, n in bs.items() if n >= min_count), key=lambda bn: (-bn[1], bn[0]))
-             for a, bs in merged.swap.items()}
-    # phrase swaps by word, made for a word when a mention first looks it up (PhraseSwaps)
-    return {a: bs for a, bs in swaps.items() if bs}, PhraseSwaps(getattr(merged, "phrase", {}), min_count)
+    # both by word, made for a word when a mention first looks it up
+    return WordSwaps(merged.swap, min_count), PhraseSwaps(merged.phrase, min_count, merged.filing())
 
 
 def _fit_cv(make: type[Normalizer], lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
