@@ -21,6 +21,14 @@ RESULTS_DIR = HERE / "results"
 ENV = "SHARE_NER_DATA"
 
 
+def side_env(cache: str | Path) -> dict[str, str]:
+    """The environment of a measured ``share-ner`` process: this one's, with ``SHARE_NER_CACHE=cache`` and without
+    ``PYTHONDONTWRITEBYTECODE``, so that each side runs from its compiled bytecode, as an installed package does."""
+    env = dict(os.environ, SHARE_NER_CACHE=str(cache))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def data_dir(argv: Sequence[str] | None = None) -> Path:
     """The corpora directory: ``--data DIR`` in ``argv`` (default ``sys.argv``), else ``$SHARE_NER_DATA``, else
     ``<repo>/../shared/data``."""

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_data import RESULTS_DIR, add_data_argument
+from bench_data import RESULTS_DIR, add_data_argument, side_env
 from bench_speed_scale import link_notes, time_tag
 
 HERE = Path(__file__).resolve().parent
@@ -44,9 +44,7 @@ def child_profile(n: int, notes: str) -> dict:
 
 
 def run_profile(python: str, cache: Path, n: int, notes: Path) -> dict:
-    import os
-
-    env = dict(os.environ, SHARE_NER_CACHE=str(cache))
+    env = side_env(cache)
     proc = subprocess.run([python, str(Path(__file__).resolve()), "--child-profile", str(n), str(notes)],
                           capture_output=True, text=True, env=env, cwd=str(HERE))
     if proc.returncode:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_data import add_data_argument, write_results  # noqa: E402
+from bench_data import add_data_argument, side_env, write_results  # noqa: E402
 from bench_throughput import _children, _rollup  # noqa: E402  (/proc readers: one copy)
 
 STEPS_CODE = r"""
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         for side, python in sides.items():
             # each side its own cache (its default model), built by a first call that is not measured
             cache = os.environ.get("SHARE_NER_CACHE") if side == "this code" else args.baseline_cache
-            env = dict(os.environ, SHARE_NER_CACHE=str(cache or Path(tmp) / f"cache-{side.replace(' ', '-')}"))
+            env = side_env(cache or Path(tmp) / f"cache-{side.replace(' ', '-')}")
             load_steps(python, env)
             steps = load_steps(python, env)
             one = tag_run(python, env, notes, Path(tmp) / "out", 1)

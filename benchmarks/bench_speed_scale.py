@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-from bench_data import add_data_argument
+from bench_data import add_data_argument, side_env
 
 REPO = HERE.parent
 BATCH = 16  # notes normalized together: a batch of ``share-ner tag``
@@ -191,7 +191,7 @@ def profile_rows(prof: cProfile.Profile, top: int = 10) -> list:
 
 
 def run_child(python: str, *args: str, cache: Path | None = None) -> dict:
-    env = dict(os.environ, SHARE_NER_CACHE=str(cache)) if cache else None
+    env = side_env(cache) if cache else None
     proc = subprocess.run([python, str(Path(__file__).resolve()), "--child", *args], capture_output=True,
                           text=True, cwd=tempfile.gettempdir(), env=env)
     if proc.returncode != 0:
@@ -289,7 +289,7 @@ def time_tag(python: str, notes: Path, out: Path, cache: Path, extra: tuple[str,
     seconds of the process and its workers, wall seconds, and the peak resident memory of its largest process (MB)."""
     cmd = [str(Path(python).parent / "share-ner"), "tag", str(notes), "--out", str(out), *extra]
     shutil.rmtree(out, ignore_errors=True)  # tag refuses to write into a used --out
-    env = dict(os.environ, SHARE_NER_CACHE=str(cache))
+    env = side_env(cache)
     wall = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     err = proc.stderr.read() if proc.stderr else ""

@@ -40,9 +40,9 @@ def settle_heap() -> None:
     as the process. Left in the collected generations, every full collection walks them all again; frozen
     (:func:`gc.freeze`), they are never walked, and the collections that remain look only at what a note
     creates. Frozen objects are still freed when nothing refers to them; only reference cycles among them
-    would outlive their use, and a loaded model has none to free.
+    would outlive their use. Loading leaves few such objects: kept, rather than spend a full collection
+    (a walk of the whole model) to free them.
     """
-    gc.collect()
     gc.freeze()
 
 
