@@ -31,9 +31,14 @@ _HEAD_REACH = 15  # tokens scanned for the shared head of a coordination
 def _coordination_word(word: str) -> tuple[str, bool, bool, tuple[str, ...]]:
     """(lower case, a coordinator, a content word, term keys) of a token, for :func:`coordination_features`."""
     lower = word.lower()
+    keys = token_keys(word)
+    if lower == word:  # the strings the caches hold already, not one more copy per word
+        lower = word
+    elif len(keys) == 1 and keys[0] == lower:
+        lower = keys[0]
     coord = lower in COORDINATORS
     content = not coord and lower not in _PHRASE_BREAKS and any(ch.isalnum() for ch in lower)
-    return lower, coord, content, token_keys(word)
+    return lower, coord, content, keys
 
 
 def coordination_features(words: Sequence[str], feats: list[dict], matcher: TermMatcher,

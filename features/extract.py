@@ -187,7 +187,11 @@ _CASE_KEYS = frozenset({"shape", "sshape", "is_upper", "is_title"})
 @lru_cache(maxsize=200_000)
 def _letter_case(word: str) -> tuple[bool, bool]:
     """(has a letter, has a lower-case letter) of one token string."""
-    return any(c.isalpha() for c in word), any(c.islower() for c in word)
+    return _CASES[any(c.isalpha() for c in word), any(c.islower() for c in word)]
+
+
+# The four answers of _letter_case, shared by every word its cache holds (not a tuple per word).
+_CASES = {(a, b): (a, b) for a in (False, True) for b in (False, True)}
 
 
 def _all_capitals(words: Sequence[str]) -> bool:

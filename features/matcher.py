@@ -44,7 +44,7 @@ def term_keys(text: str) -> list[str]:
 @lru_cache(maxsize=200_000)
 def token_keys(word: str) -> tuple[str, ...]:
     """:func:`term_keys` of one token, cached (the term matcher and the coordination features share it)."""
-    return tuple(term_keys(word))
+    return tuple(word if k == word else k for k in term_keys(word))  # the cache's key string, not a copy of it
 
 
 def walk(node: dict[str, Any], parts: Iterable[Sequence[str]]) -> dict[str, Any] | None:
