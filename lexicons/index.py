@@ -147,7 +147,7 @@ class Rewrites:
     # morphology", "distal phalanx" / "outermost bone")
     phrase: dict[str, dict[str, int]] = field(default_factory=dict)
     # each phrase of ``phrase`` under one of its words (:func:`file_phrases`), made with the index: not by every
-    # process that loads it (a tenth of a second for HPO's phrases)
+    # process that loads it
     filed: dict[str, list[str]] | None = None
 
     def filing(self) -> dict[str, list[str]]:

@@ -18,10 +18,9 @@ from typing import Sequence
 from share_ner import __version__
 from share_ner.errors import ShareNerError
 
-# One BLAS thread unless the user sets otherwise: notes are spread over processes (--jobs), not BLAS threads, and
-# starting OpenBLAS's thread pool costs more than the small products of one note gain. Set before numpy loads.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# One OpenBLAS thread unless the user sets otherwise: notes are spread over processes (--jobs), not BLAS threads,
+# and starting OpenBLAS's thread pool costs more than the small products of one note gain. Set before numpy loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Subcommand modules under share_ner.commands, in the order --help lists them.
 COMMANDS = [
