@@ -3,8 +3,9 @@
 Each side is the ``share-ner`` of a Python environment: this checkout's (the Python running the script) and a
 baseline's (``--baseline-python``: the interpreter of a venv where another checkout is installed), each with its own
 ``SHARE_NER_CACHE`` (``--cache``, ``--baseline-cache``; by default fresh directories in the work directory), so each
-tags with the default model its own code builds. Per round, alternately: start-up (a process tagging one short note:
-imports, model load, first note), one process on the notes, ``--jobs 2`` on the notes. A first round builds the
+tags with the default model its own code builds. Per round: start-up (a process tagging one short note:
+imports, model load, first note), one process on the notes, ``--jobs 2`` on the notes, each for both sides back to
+back, the side that goes first alternating from round to round. A first round builds the
 models and warms the caches and is not counted. Figures: CPU seconds of the process and its workers, wall seconds,
 peak resident memory of the largest process; the best of ``--rounds`` rounds. The ratio new/old is old time / new
 time. Tokens: words and punctuation marks (``share_ner.batch.annotate.count_tokens``). Then a cProfile of one process of each
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-cache", type=Path, help="SHARE_NER_CACHE of the baseline (default: a fresh one)")
     ap.add_argument("--cache", type=Path, help="SHARE_NER_CACHE of this code (default: a fresh one)")
     ap.add_argument("--notes", type=int, help="only the first N MTSamples notes (quick runs; default all)")
-    ap.add_argument("--rounds", type=int, default=2, help="counted rounds, each side alternately (default 2)")
+    ap.add_argument("--rounds", type=int, default=2, help="counted rounds (default 2)")
     ap.add_argument("--warm-up", type=int, default=1, help="uncounted rounds first (default 1: builds the models)")
     ap.add_argument("--profile-notes", type=int, default=300, help="notes profiled per side (0: no profile)")
     ap.add_argument("--work", type=Path, help="work directory (default: a temporary one)")
@@ -89,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                  "this code": (sys.executable, args.cache or work / "cache-this")}
         runs: dict = {(side, what): [] for side in sides for what in ("start", "jobs1", "jobs2")}
         for r in range(args.rounds + args.warm_up):
-            for side, (python, cache) in sides.items():
-                for what, folder, extra in (("start", one, ()), ("jobs1", notes, ()),
-                                            ("jobs2", notes, ("--jobs", "2"))):
+            # each measure of both sides back to back, the side first each round alternating: the machine's load
+            # drifts over minutes, and so touches both sides of a pair alike
+            order = list(sides.items()) if r % 2 == 0 else list(sides.items())[::-1]
+            for what, folder, extra in (("start", one, ()), ("jobs1", notes, ()), ("jobs2", notes, ("--jobs", "2"))):
+                for side, (python, cache) in order:
                     res = time_tag(python, folder, work / "tagged", cache, extra)
                     if what != "start":
                         summary = json.loads((work / "tagged" / "summary.json").read_text())
