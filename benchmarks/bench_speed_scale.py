@@ -323,7 +323,11 @@ def tag_end_to_end(work: Path, sides: dict, meta: dict, args) -> dict:
 
 
 def tag_report(results: dict, sides: dict, started: str, args) -> str:
-    cmd = " ".join(["nice python benchmarks/bench_speed_scale.py --baseline-python OLD_VENV/bin/python",
+    # the baseline may be this checkout's own venv: one side only (the code of the filing cannot read the
+    # 250,000-string model copy this code writes)
+    own = os.path.abspath(Path(args.baseline_python).parent) == os.path.abspath(Path(sys.executable).parent)
+    venv = "VENV" if own else "OLD_VENV"
+    cmd = " ".join([f"nice python benchmarks/bench_speed_scale.py --baseline-python {venv}/bin/python",
                     "--baseline-name", shlex.quote(args.baseline_name), "--tag-notes", str(args.tag_notes),
                     *(["--hpo-only"] if args.hpo_only else []),
                     "--rounds", str(args.rounds), *(["--out", str(args.out)] if args.out else [])])
@@ -343,8 +347,11 @@ def tag_report(results: dict, sides: dict, started: str, args) -> str:
                          f"{best[old] / best[side]:.2f}x |")
         return "\n".join(lines) + "\n"
     lines = ["# `share-ner tag` end to end with a 250,000-string lexicon", "",
-             f"Command: `{cmd}` ({started}). The machine was shared with other work during the run, so the runs "
-             "alternate and are compared as ratios within the run.", "",
+             f"Command: `{cmd}` ({started})"
+             + (", VENV being this checkout's own venv: one side only, since the code of the issue's filing cannot "
+                "read this code's model copy" if own else "")
+             + ". The machine was shared with other work during the run, so the runs alternate and are compared as "
+             "ratios within the run.", "",
              f"`share-ner tag` on the first {args.tag_notes:,} MTSamples notes (start-up, model and index load "
              "from a warm cache, tagging, normalization, writing), with the default model (HPO lexicon) and with "
              "its copy whose normalizer links the 250,000-string lexicon (gazetteer, settings and threshold the "
