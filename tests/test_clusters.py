@@ -41,10 +41,14 @@ def tiny_clusters() -> tuple[dict[str, str], object]:
 
 def test_words_sharing_contexts_share_a_cluster(tiny_clusters) -> None:
     clusters, _ = tiny_clusters
-    coarse = {w: parse_cluster_ids(clusters[w])["cl3"] for w in SYMPTOMS + ORGANS + DRUGS}
-    for group in (SYMPTOMS, ORGANS, DRUGS):
-        assert len({coarse[w] for w in group}) == 1, group
-    assert len({coarse[SYMPTOMS[0]], coarse[ORGANS[0]], coarse[DRUGS[0]]}) == 3
+    ids = {w: parse_cluster_ids(clusters[w]) for w in SYMPTOMS + ORGANS + DRUGS}
+    for level in ("cl3", "cl8"):
+        for group in (SYMPTOMS, ORGANS, DRUGS):
+            assert len({ids[w][level] for w in group}) == 1, (level, group)
+    # Apart at the finer level only: the 3 coarse clusters also hold the 15 words of the templates, and k-means
+    # may put two of the classes with them there (which ones moves with the BLAS library's rounding). Among 8 the
+    # classes, 5 alike vectors each, are worth a cluster each.
+    assert len({ids[SYMPTOMS[0]]["cl8"], ids[ORGANS[0]]["cl8"], ids[DRUGS[0]]["cl8"]}) == 3
 
 
 def test_every_word_gets_one_id_per_granularity(tiny_clusters) -> None:
