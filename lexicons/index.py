@@ -38,7 +38,7 @@ from share_ner.lexicons.lexicon import Lexicon, cache_dir
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-INDEX_VERSION = 15
+INDEX_VERSION = 16
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # tf-idf rows of queries remembered per index (about 0.3 kB each): enough for the queries of a batch, which are
 # looked up for their best cosine and then for their hits; after that their results are remembered instead
@@ -54,6 +54,7 @@ BLOCK_NAMES = 16  # names per block (sorted by their words, so a block's names s
 BLOCKS_MIN_NAMES = 60_000
 FIRST_BLOCKS = 16  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
 FIRST_SHARE = 0.7  # ... up to this many of those whose bound is at least this share of the highest
+LATER_BLOCKS = 8  # then blocks scored together, at most, between two looks at the cut
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
 _SPELLING = (
@@ -600,10 +601,10 @@ class NameBlocks:
 
     ``order[p]``: the name at position ``p`` (names sorted by their sorted words, so that a block holds names made
     of the same words); ``rows``: names x 3-grams in that order; ``bounds``: 3-grams x blocks, the largest weight
-    of the 3-gram in the block. A query's product with ``bounds`` is at least its cosine with every name of the
-    block, also in float32: each term is at least the name's term, the terms are added in the same order (by
-    3-gram), and rounding is monotone. A name's cosine is computed as the search product computes it (float32,
-    by 3-gram, from zero), so it is the same float.
+    of the 3-gram in the block, its rows stored last 3-gram first (see :meth:`scan`). A query's product with
+    ``bounds`` is at least its cosine with every name of the block, also in float32: each term is at least the
+    name's term, the terms are added in the same order (by 3-gram), and rounding is monotone. A name's cosine is
+    computed as the search product computes it (float32, by 3-gram, from zero), so it is the same float.
     """
 
     __slots__ = ("order", "rows", "bounds", "size")
@@ -623,8 +624,9 @@ class NameBlocks:
         key = gram * n_blocks + block
         starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, int)
         top = np.maximum.reduceat(by_gram.data, starts) if len(key) else by_gram.data
-        self.bounds = sp.csr_matrix((top.astype(np.float32), (gram[starts], block[starts])),
-                                    shape=(by_gram.shape[0], n_blocks))
+        bounds = sp.csr_matrix((top.astype(np.float32), (gram[starts], block[starts])),
+                               shape=(by_gram.shape[0], n_blocks))
+        self.bounds = bounds[::-1]  # 3-gram g is row (3-grams - 1 - g)
 
     def __getstate__(self) -> tuple:
         return self.order, self.rows, self.bounds, self.size
@@ -635,72 +637,88 @@ class NameBlocks:
     def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Per row of ``vectors`` (indices sorted, as :meth:`LexiconIndex.vectors` gives them): (names, cosines) of
         scored names (cosine above 0) that include every name whose cosine is at least the ``k``-th highest, ties
-        included. Blocks are scored by decreasing bound, the few highest first, then every other block whose
-        bound reaches the ``k``-th cosine found so far, until a bound falls short of it.
+        included. The few blocks of the highest bounds are scored first, then every other block whose bound
+        reaches the ``k``-th cosine found so far, by decreasing bound, up to :data:`LATER_BLOCKS` at a time, until
+        a bound falls short of it.
 
-        A query's bounds are added up 3-gram by 3-gram (one row of ``bounds`` each, in the query's 3-gram order:
-        the names' order), and a block is scored as a slice of ``rows``: scipy's products called on views, where a
-        product of the query with all of ``bounds`` and gathered copies of the scored rows cost twice the time."""
-        n_names, n_grams = self.rows.shape
+        A query's bounds, and the cosines of a group of blocks' names, are each one call of scipy's sparse
+        products on views rather than a call per 3-gram or per block: the call is given every range to add up as
+        a pair of entries of its index pointer, the pairs in decreasing order of position so that the range
+        between two pairs is empty. The bounds' rows are stored last 3-gram first for that, so that the query's
+        3-grams are still added first to last."""
+        n_grams = self.rows.shape[1]
         n_blocks = self.bounds.shape[1]
-        size = self.size
-        indptr, all_indices, all_data = self.rows.indptr, self.rows.indices, self.rows.data
         b_ptr, b_indices, b_data = self.bounds.indptr, self.bounds.indices, self.bounds.data
         dense = np.zeros(n_grams, dtype=np.float32)
         bound = np.zeros(n_blocks, dtype=np.float32)
-        cos = np.zeros(n_names, dtype=np.float32)  # the scored names' cosines by position, zeroed after each query
-        weight = np.zeros(1, dtype=np.float32)
         for i in range(vectors.shape[0]):
             q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
             q_data = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
-            dense[q_cols] = q_data
+            none = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+            if not len(q_cols):
+                yield none
+                continue
+            rows = n_grams - 1 - q_cols  # the 3-grams' rows of bounds, decreasing
+            pairs = np.empty(2 * len(rows), dtype=b_ptr.dtype)
+            pairs[0::2], pairs[1::2] = b_ptr[rows], b_ptr[rows + 1]
+            weights = np.zeros(2 * len(rows) - 1, dtype=np.float32)
+            weights[0::2] = q_data
             bound[:] = 0.0
-            for j, w in zip(q_cols.tolist(), q_data.tolist()):
-                weight[0] = w
-                csc_matvec(n_blocks, 1, b_ptr[j:j + 2], b_indices, b_data, weight, bound)
+            csc_matvec(n_blocks, len(weights), pairs, b_indices, b_data, weights, bound)
             highest = float(bound.max())
             if highest <= 0:  # no name shares a 3-gram with the query
-                dense[q_cols] = 0.0
-                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+                yield none
                 continue
             first = np.flatnonzero(bound >= highest * FIRST_SHARE)  # cheaper than a partition of every bound
             if len(first) > FIRST_BLOCKS:
                 first = first[np.argpartition(bound[first], len(first) - FIRST_BLOCKS)[-FIRST_BLOCKS:]]
-            scored: list[int] = []
-            best: list[float] = []  # for k > 1: the k highest cosines found, highest first
-            cut = 0.0
-            for queue in (first, None):
-                if queue is None:  # then every other block whose bound reaches the cut
-                    reach = bound >= cut if cut > 0 else bound > 0
-                    reach[first] = False
-                    queue = np.flatnonzero(reach)
-                queue = queue[np.argsort(-bound[queue], kind="stable")]
-                for block, reaches in zip(queue.tolist(), bound[queue].tolist()):
-                    if reaches < cut:
-                        break
-                    start = block * size
-                    stop = min(start + size, n_names)
-                    got = cos[start:stop]
-                    csr_matvec(stop - start, n_grams, indptr[start:stop + 1], all_indices, all_data, dense, got)
-                    scored.append(start)
-                    if k <= 1:
-                        cut = max(cut, float(got.max()))
-                    else:
-                        best.extend(got[got > 0].tolist())
-                        if len(best) >= k:
-                            best.sort(reverse=True)
-                            del best[k:]
-                            cut = best[-1]
+            dense[q_cols] = q_data
+            positions, found = self._score(first, dense)
+            if k <= 1:
+                cut = float(found.max())
+            else:
+                best = sorted(found[found > 0].tolist(), reverse=True)[:k]  # the k highest cosines found
+                cut = best[-1] if len(best) >= k else 0.0
+            # then every other block whose bound reaches the cut, a few at a time
+            reach = bound >= cut if cut > 0 else bound > 0
+            reach[first] = False
+            queue = np.flatnonzero(reach)
+            queue = queue[np.argsort(-bound[queue], kind="stable")]
+            reaching = bound[queue]
+            parts, values = [positions], [found]
+            at = 0
+            while at < len(queue) and reaching[at] >= cut:
+                stop = at + LATER_BLOCKS
+                if cut > 0:
+                    stop = min(stop, at + int(np.searchsorted(-reaching[at:stop], -cut, side="right")))
+                got_at, got = self._score(queue[at:stop], dense)
+                parts.append(got_at)
+                values.append(got)
+                at = stop
+                if k <= 1:
+                    cut = max(cut, float(got.max()))
+                else:
+                    best = sorted([*best, *got[got > 0].tolist()], reverse=True)[:k]
+                    if len(best) >= k:
+                        cut = best[-1]
             dense[q_cols] = 0.0
-            if not scored:
-                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
-                continue
-            positions = (np.asarray(scored, dtype=np.int64)[:, None] + np.arange(size)).ravel()
-            positions = positions[positions < n_names]
-            found = cos[positions]
-            cos[positions] = 0.0
+            if len(parts) > 1:
+                positions, found = np.concatenate(parts), np.concatenate(values)
             keep = found > 0
             yield self.order[positions[keep]], found[keep]
+
+    def _score(self, blocks: np.ndarray, dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, cosines) of the names of ``blocks`` with the query ``dense``, in one call of scipy's sparse
+        product (see :meth:`scan`)."""
+        size, n_names = self.size, self.rows.shape[0]
+        indptr = self.rows.indptr
+        positions = (np.sort(blocks)[::-1, None] * size + np.arange(size - 1, -1, -1)).ravel()  # last first
+        positions = positions[positions < n_names]
+        pairs = np.empty(2 * len(positions), dtype=indptr.dtype)
+        pairs[0::2], pairs[1::2] = indptr[positions], indptr[positions + 1]
+        sums = np.zeros(2 * len(positions) - 1, dtype=np.float32)
+        csr_matvec(len(sums), len(dense), pairs, self.rows.indices, self.rows.data, dense, sums)
+        return positions, sums[0::2]
 
     def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
         """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""

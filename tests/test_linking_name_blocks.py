@@ -39,9 +39,13 @@ def _queries(index) -> list[str]:
     return names + typos + shuffled + short + ["", "zzqx", "of the", "abnormality of the", "q"]
 
 
-@pytest.mark.parametrize("block_names", [16, 5])
-def test_search_by_blocks_is_the_search_by_the_whole_product(hpo_index, monkeypatch, block_names):
+@pytest.mark.parametrize("block_names, first_blocks, later_blocks", [(16, 16, 8), (5, 16, 8), (16, 1, 1), (5, 2, 3)])
+def test_search_by_blocks_is_the_search_by_the_whole_product(hpo_index, monkeypatch, block_names, first_blocks,
+                                                             later_blocks):
+    # few first blocks and later blocks a few at a time: most queries then score blocks after the first ones
     monkeypatch.setattr(index_mod, "BLOCK_NAMES", block_names)
+    monkeypatch.setattr(index_mod, "FIRST_BLOCKS", first_blocks)
+    monkeypatch.setattr(index_mod, "LATER_BLOCKS", later_blocks)
     queries = [soft_normalize(q) for q in _queries(hpo_index)]
     built = hpo_index.blocks
     hpo_index.blocks = NameBlocks(hpo_index.postings, hpo_index.unique_names)
