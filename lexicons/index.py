@@ -654,20 +654,17 @@ class NameBlocks:
         for i in range(vectors.shape[0]):
             q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
             q_data = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
-            none = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
             if not len(q_cols):
-                yield none
+                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
                 continue
-            rows = n_grams - 1 - q_cols  # the 3-grams' rows of bounds, decreasing
-            pairs = np.empty(2 * len(rows), dtype=b_ptr.dtype)
-            pairs[0::2], pairs[1::2] = b_ptr[rows], b_ptr[rows + 1]
-            weights = np.zeros(2 * len(rows) - 1, dtype=np.float32)
+            pairs = _range_pairs(b_ptr, n_grams - 1 - q_cols)  # the 3-grams' rows of bounds, decreasing
+            weights = np.zeros(len(pairs) - 1, dtype=np.float32)
             weights[0::2] = q_data
             bound[:] = 0.0
             csc_matvec(n_blocks, len(weights), pairs, b_indices, b_data, weights, bound)
             highest = float(bound.max())
             if highest <= 0:  # no name shares a 3-gram with the query
-                yield none
+                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
                 continue
             first = np.flatnonzero(bound >= highest * FIRST_SHARE)  # cheaper than a partition of every bound
             if len(first) > FIRST_BLOCKS:
@@ -711,12 +708,10 @@ class NameBlocks:
         """(positions, cosines) of the names of ``blocks`` with the query ``dense``, in one call of scipy's sparse
         product (see :meth:`scan`)."""
         size, n_names = self.size, self.rows.shape[0]
-        indptr = self.rows.indptr
         positions = (np.sort(blocks)[::-1, None] * size + np.arange(size - 1, -1, -1)).ravel()  # last first
         positions = positions[positions < n_names]
-        pairs = np.empty(2 * len(positions), dtype=indptr.dtype)
-        pairs[0::2], pairs[1::2] = indptr[positions], indptr[positions + 1]
-        sums = np.zeros(2 * len(positions) - 1, dtype=np.float32)
+        pairs = _range_pairs(self.rows.indptr, positions)
+        sums = np.zeros(len(pairs) - 1, dtype=np.float32)
         csr_matvec(len(sums), len(dense), pairs, self.rows.indices, self.rows.data, dense, sums)
         return positions, sums[0::2]
 
@@ -745,6 +740,16 @@ class NameBlocks:
                 yield None
                 continue
             yield names.astype(np.int32).tobytes(), cos.astype(np.float32).tobytes()
+
+
+def _range_pairs(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """An index pointer whose even entries ``2i`` and ``2i + 1`` bound row ``rows[i]`` of a compressed matrix
+    (``indptr``: its index pointer): given to scipy's ``csr_matvec`` or ``csc_matvec`` with ``len - 1`` rows or
+    columns, it adds up those rows' ranges in turn; with ``rows`` decreasing, the ranges between two pairs are
+    empty, so the odd rows or columns add nothing."""
+    pairs = np.empty(2 * len(rows), dtype=indptr.dtype)
+    pairs[0::2], pairs[1::2] = indptr[rows], indptr[rows + 1]
+    return pairs
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:
