@@ -222,38 +222,43 @@ class WordSwaps:
 class PhraseSwaps:
     """The phrase swaps of :attr:`Rewrites.phrase` seen in at least ``min_count`` concepts, by the word of the
     replaced phrase it is filed under (:func:`file_phrases`; a mention looks up only its own words): ``get(word)``
-    is a list of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its words,
-    the other phrase's words, concepts), most concepts first. A word's list is made when it is first looked up:
-    the lists of every word of a large lexicon's phrases took more memory than the rest of the normalizer."""
+    is a dict from another word of the phrase (the first in alphabetical order; None for a phrase of no other
+    word) to a list of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its
+    words, the other phrase's words, concepts), most concepts first. A mention then reads only the lists of its
+    own words: most phrases filed under a word need a word the mention lacks. A word's lists are made when it is
+    first looked up: the lists of every word of a large lexicon's phrases took more memory than the rest of the
+    normalizer."""
 
     def __init__(self, table: dict[str, dict[str, int]], min_count: int,
                  filed: dict[str, list[str]] | None = None) -> None:
         self._table = table
         self._min_count = min_count
         self._filed = file_phrases(table) if filed is None else filed
-        self._made: dict[str, list[tuple[frozenset[str], Counter | None, tuple[str, ...], tuple[str, ...], int]]] = {}
+        self._made: dict[str, dict[str | None, list[tuple[frozenset[str], Counter | None, tuple[str, ...],
+                                                          tuple[str, ...], int]]]] = {}
 
     def __bool__(self) -> bool:
         return bool(self._filed)
 
-    def items(self) -> Iterator[tuple[str, list]]:
-        """Every word and its list (each made now if it was not)."""
+    def items(self) -> Iterator[tuple[str, dict]]:
+        """Every word and its lists (each made now if they were not)."""
         for word in self._filed:
             yield word, self.get(word)
 
-    def get(self, word: str, default: tuple = ()) -> "list | tuple":
+    def get(self, word: str) -> dict:
         made = self._made.get(word)
         if made is None:
             if word not in self._filed:
-                return default
-            made = self._made[word] = []
+                return {}
+            made = self._made[word] = {}
             for a in self._filed[word]:
                 a_words = tuple(a.split())
                 bag = Counter(a_words)
                 entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
+                other = min((w for w in bag if w != word), default=None)
                 for b, n in sorted(self._table[a].items(), key=lambda bn: (-bn[1], bn[0])):
                     if n >= self._min_count:
-                        made.append((*entry, tuple(b.split()), n))
+                        made.setdefault(other, []).append((*entry, tuple(b.split()), n))
         return made
 
 
@@ -607,7 +612,7 @@ class NameBlocks:
     computed as the search product computes it (float32, by 3-gram, from zero), so it is the same float.
     """
 
-    __slots__ = ("order", "rows", "bounds", "size")
+    __slots__ = ("order", "rows", "bounds", "size", "_pairs")
 
     def __init__(self, postings: sp.csr_matrix, names: list[str]) -> None:
         self.size = size = BLOCK_NAMES
@@ -627,19 +632,37 @@ class NameBlocks:
         bounds = sp.csr_matrix((top.astype(np.float32), (gram[starts], block[starts])),
                                shape=(by_gram.shape[0], n_blocks))
         self.bounds = bounds[::-1]  # 3-gram g is row (3-grams - 1 - g)
+        self._pairs = None
 
     def __getstate__(self) -> tuple:
         return self.order, self.rows, self.bounds, self.size
 
     def __setstate__(self, state: tuple) -> None:
         self.order, self.rows, self.bounds, self.size = state
+        self._pairs = None
+
+    def _range_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Made on first use, per process (a few MB for a SNOMED CT-sized lexicon): per 3-gram, the start and end
+        of its row of ``bounds``; per block, the start and end of each of its names' rows of ``rows``, last name
+        first (a position past the last name: an empty range). :meth:`scan` gives scipy these pairs (see there)."""
+        if self._pairs is None:
+            b_ptr = self.bounds.indptr
+            grams = np.arange(len(b_ptr) - 2, -1, -1)  # 3-gram g's row is (3-grams - 1 - g)
+            by_gram = np.stack([b_ptr[grams], b_ptr[grams + 1]], axis=1)
+            r_ptr = self.rows.indptr
+            n_blocks, size = self.bounds.shape[1], self.size
+            positions = np.minimum(np.arange(n_blocks)[:, None] * size + np.arange(size - 1, -1, -1), len(r_ptr) - 1)
+            ends = np.append(r_ptr, r_ptr[-1])  # (positions past the last name are the last, empty, row)
+            by_block = np.stack([ends[positions], ends[positions + 1]], axis=2).reshape(n_blocks, 2 * size)
+            self._pairs = by_gram, by_block
+        return self._pairs
 
     def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Per row of ``vectors`` (indices sorted, as :meth:`LexiconIndex.vectors` gives them): (names, cosines) of
-        scored names (cosine above 0) that include every name whose cosine is at least the ``k``-th highest, ties
-        included. The few blocks of the highest bounds are scored first, then every other block whose bound
-        reaches the ``k``-th cosine found so far, by decreasing bound, up to :data:`LATER_BLOCKS` at a time, until
-        a bound falls short of it.
+        the names whose cosine is at least the ``k``-th highest, ties included (every name of cosine above 0 when
+        fewer have one). The few blocks of the highest bounds are scored first, then the other blocks whose bound
+        reaches the ``k``-th cosine found so far, the highest :data:`LATER_BLOCKS` of them at a time, until none
+        is left.
 
         A query's bounds, and the cosines of a group of blocks' names, are each one call of scipy's sparse
         products on views rather than a call per 3-gram or per block: the call is given every range to add up as
@@ -648,7 +671,8 @@ class NameBlocks:
         3-grams are still added first to last."""
         n_grams = self.rows.shape[1]
         n_blocks = self.bounds.shape[1]
-        b_ptr, b_indices, b_data = self.bounds.indptr, self.bounds.indices, self.bounds.data
+        b_indices, b_data = self.bounds.indices, self.bounds.data
+        by_gram, _ = self._range_pairs()
         dense = np.zeros(n_grams, dtype=np.float32)
         bound = np.zeros(n_blocks, dtype=np.float32)
         for i in range(vectors.shape[0]):
@@ -657,7 +681,7 @@ class NameBlocks:
             if not len(q_cols):
                 yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
                 continue
-            pairs = _range_pairs(b_ptr, n_grams - 1 - q_cols)  # the 3-grams' rows of bounds, decreasing
+            pairs = by_gram[q_cols].ravel()  # the 3-grams' rows of bounds, decreasing
             weights = np.zeros(len(pairs) - 1, dtype=np.float32)
             weights[0::2] = q_data
             bound[:] = 0.0
@@ -666,54 +690,62 @@ class NameBlocks:
             if highest <= 0:  # no name shares a 3-gram with the query
                 yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
                 continue
-            first = np.flatnonzero(bound >= highest * FIRST_SHARE)  # cheaper than a partition of every bound
-            if len(first) > FIRST_BLOCKS:
-                first = first[np.argpartition(bound[first], len(first) - FIRST_BLOCKS)[-FIRST_BLOCKS:]]
+            floor = highest * FIRST_SHARE
+            near = np.flatnonzero(bound >= floor)  # cheaper than a partition of every bound
+            first, rest = near, near[:0]
+            if len(near) > FIRST_BLOCKS:
+                at = np.argpartition(bound[near], len(near) - FIRST_BLOCKS)
+                first, rest = near[at[-FIRST_BLOCKS:]], near[at[:-FIRST_BLOCKS]]
             dense[q_cols] = q_data
-            positions, found = self._score(first, dense)
+            scored, found = self._score(first, dense)
             if k <= 1:
                 cut = float(found.max())
             else:
                 best = sorted(found[found > 0].tolist(), reverse=True)[:k]  # the k highest cosines found
                 cut = best[-1] if len(best) >= k else 0.0
-            # then every other block whose bound reaches the cut, a few at a time
-            reach = bound >= cut if cut > 0 else bound > 0
-            reach[first] = False
-            queue = np.flatnonzero(reach)
-            queue = queue[np.argsort(-bound[queue], kind="stable")]
-            reaching = bound[queue]
-            parts, values = [positions], [found]
-            at = 0
-            while at < len(queue) and reaching[at] >= cut:
-                stop = at + LATER_BLOCKS
-                if cut > 0:
-                    stop = min(stop, at + int(np.searchsorted(-reaching[at:stop], -cut, side="right")))
-                got_at, got = self._score(queue[at:stop], dense)
+            # then every other block whose bound reaches the cut (those near the highest bound, for a cut as high)
+            if cut >= floor:
+                queue = rest[bound[rest] >= cut]
+            else:
+                reach = bound >= cut if cut > 0 else bound > 0
+                reach[first] = False
+                queue = np.flatnonzero(reach)
+            parts, values = [scored], [found]
+            while len(queue):
+                group = queue
+                if len(queue) > LATER_BLOCKS:
+                    at = np.argpartition(bound[queue], len(queue) - LATER_BLOCKS)
+                    group, queue = queue[at[-LATER_BLOCKS:]], queue[at[:-LATER_BLOCKS]]
+                else:
+                    queue = queue[:0]
+                got_at, got = self._score(group, dense)
                 parts.append(got_at)
                 values.append(got)
-                at = stop
                 if k <= 1:
                     cut = max(cut, float(got.max()))
                 else:
                     best = sorted([*best, *got[got > 0].tolist()], reverse=True)[:k]
                     if len(best) >= k:
                         cut = best[-1]
+                if cut > 0 and len(queue):
+                    queue = queue[bound[queue] >= cut]
             dense[q_cols] = 0.0
             if len(parts) > 1:
-                positions, found = np.concatenate(parts), np.concatenate(values)
-            keep = found > 0
-            yield self.order[positions[keep]], found[keep]
+                scored, found = np.concatenate(parts), np.concatenate(values)
+            at = np.flatnonzero(found >= cut if cut > 0 else found > 0)
+            # the name at ``at``: of block scored[at // size], its (size - 1 - at % size)-th (last name first)
+            positions = scored[at // self.size] * self.size + (self.size - 1 - at % self.size)
+            yield self.order[positions], found[at]
 
     def _score(self, blocks: np.ndarray, dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(positions, cosines) of the names of ``blocks`` with the query ``dense``, in one call of scipy's sparse
-        product (see :meth:`scan`)."""
-        size, n_names = self.size, self.rows.shape[0]
-        positions = (np.sort(blocks)[::-1, None] * size + np.arange(size - 1, -1, -1)).ravel()  # last first
-        positions = positions[positions < n_names]
-        pairs = _range_pairs(self.rows.indptr, positions)
+        """The ``blocks`` in decreasing order, and the cosines of their names with the query ``dense``, each
+        block's last name first, in one call of scipy's sparse product (see :meth:`scan`); a position past the
+        last name has cosine 0."""
+        blocks = np.sort(blocks)[::-1]
+        pairs = self._range_pairs()[1][blocks].ravel()
         sums = np.zeros(len(pairs) - 1, dtype=np.float32)
         csr_matvec(len(sums), len(dense), pairs, self.rows.indices, self.rows.data, dense, sums)
-        return positions, sums[0::2]
+        return blocks, sums[0::2]
 
     def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
         """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""
@@ -740,16 +772,6 @@ class NameBlocks:
                 yield None
                 continue
             yield names.astype(np.int32).tobytes(), cos.astype(np.float32).tobytes()
-
-
-def _range_pairs(indptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """An index pointer whose even entries ``2i`` and ``2i + 1`` bound row ``rows[i]`` of a compressed matrix
-    (``indptr``: its index pointer): given to scipy's ``csr_matvec`` or ``csc_matvec`` with ``len - 1`` rows or
-    columns, it adds up those rows' ranges in turn; with ``rows`` decreasing, the ranges between two pairs are
-    empty, so the odd rows or columns add nothing."""
-    pairs = np.empty(2 * len(rows), dtype=indptr.dtype)
-    pairs[0::2], pairs[1::2] = indptr[rows], indptr[rows + 1]
-    return pairs
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:

@@ -128,7 +128,8 @@ def test_phrase_swaps_seen_equally_often_are_tried_in_one_order_whatever_the_tab
     first = norm.decide(doc, spans(doc, "broad outermost bone of thumb"))[0]
     assert (first.cui, first.method) == ("C6", "rewrite")
     swaps, phrases = norm._rewrites
-    norm._rewrites = swaps, {w: list(reversed(entries)) for w, entries in phrases.items()}
+    norm._rewrites = swaps, {w: {other: list(reversed(entries)) for other, entries in reversed(filed.items())}
+                             for w, filed in phrases.items()}
     assert norm.decide(doc, spans(doc, "broad outermost bone of thumb"))[0].cui == "C6"
 
 

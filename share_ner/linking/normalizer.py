@@ -55,6 +55,7 @@ import json
 import re
 import shutil
 import warnings
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from functools import lru_cache
 from pathlib import Path
@@ -443,9 +444,13 @@ class Normalizer:
         lex_keys = self._lex.key.ids if self._lex is not None else {}
         variants: list[tuple[int, str]] = []
         for i, w in enumerate(words):
-            rest = words[:i] + words[i + 1:]
-            for b, n in swaps.get(w, ()):
-                variant = " ".join(sorted(rest + [b]))
+            swapped = swaps.get(w, ())
+            if not swapped:
+                continue
+            rest = words[:i] + words[i + 1:]  # sorted, as the key's words are
+            for b, n in swapped:
+                at = bisect_left(rest, b)
+                variant = " ".join([*rest[:at], b, *rest[at:]])
                 if variant in gaz_keys or variant in lex_keys:
                     variants.append((n, variant))
         variants.sort(key=lambda v: -v[0])  # stable: ties keep word order
@@ -454,7 +459,11 @@ class Normalizer:
             present = set(words)
             bag: Counter | None = None
             for w in present:
-                for a_set, a_bag, a_words, b_words, n in phrases.get(w, ()):
+                filed = phrases.get(w)
+                if not filed:
+                    continue
+                for a_set, a_bag, a_words, b_words, n in (entry for other in (None, *present) if other != w
+                                                          for entry in filed.get(other, ())):
                     if not a_set <= present:
                         continue
                     if a_bag is not None:
