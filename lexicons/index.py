@@ -224,10 +224,10 @@ class PhraseSwaps:
     replaced phrase it is filed under (:func:`file_phrases`; a mention looks up only its own words): ``get(word)``
     is a dict from another word of the phrase (the first in alphabetical order; None for a phrase of no other
     word) to a list of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its
-    words, the other phrase's words, concepts), most concepts first. A mention then reads only the lists of its
-    own words: most phrases filed under a word need a word the mention lacks. A word's lists are made when it is
-    first looked up: the lists of every word of a large lexicon's phrases took more memory than the rest of the
-    normalizer."""
+    words, and its swaps: (the other phrase's words, concepts), most concepts first). A mention then reads only
+    the lists of its own words: most phrases filed under a word need a word the mention lacks. A word's lists are
+    made when it is first looked up: the lists of every word of a large lexicon's phrases took more memory than
+    the rest of the normalizer."""
 
     def __init__(self, table: dict[str, dict[str, int]], min_count: int,
                  filed: dict[str, list[str]] | None = None) -> None:
@@ -235,7 +235,7 @@ class PhraseSwaps:
         self._min_count = min_count
         self._filed = file_phrases(table) if filed is None else filed
         self._made: dict[str, dict[str | None, list[tuple[frozenset[str], Counter | None, tuple[str, ...],
-                                                          tuple[str, ...], int]]]] = {}
+                                                          list[tuple[tuple[str, ...], int]]]]]] = {}
 
     def __bool__(self) -> bool:
         return bool(self._filed)
@@ -252,13 +252,15 @@ class PhraseSwaps:
                 return {}
             made = self._made[word] = {}
             for a in self._filed[word]:
+                swaps = [(tuple(b.split()), n) for b, n in sorted(self._table[a].items(), key=lambda bn: (-bn[1], bn[0]))
+                         if n >= self._min_count]
+                if not swaps:
+                    continue
                 a_words = tuple(a.split())
                 bag = Counter(a_words)
-                entry = (frozenset(bag), bag if len(bag) < len(a_words) else None, a_words)
                 other = min((w for w in bag if w != word), default=None)
-                for b, n in sorted(self._table[a].items(), key=lambda bn: (-bn[1], bn[0])):
-                    if n >= self._min_count:
-                        made.setdefault(other, []).append((*entry, tuple(b.split()), n))
+                made.setdefault(other, []).append((frozenset(bag), bag if len(bag) < len(a_words) else None, a_words,
+                                                   swaps))
         return made
 
 

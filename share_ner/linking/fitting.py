@@ -56,7 +56,7 @@ Swaps = WordSwaps  # a → [(b, concepts)], most concepts first
 
 
 # a word of a → another word of a (or None) → [(a's words as a set, a as a bag when it repeats a word, else None,
-# a's words, b's words, concepts)]: the set is the fast first test (PhraseSwaps.get)
+# a's words, [(b's words, concepts)])]: the set is the fast first test (PhraseSwaps.get)
 Phrases = PhraseSwaps
 
 

@@ -462,8 +462,8 @@ class Normalizer:
                 filed = phrases.get(w)
                 if not filed:
                     continue
-                for a_set, a_bag, a_words, b_words, n in (entry for other in (None, *present) if other != w
-                                                          for entry in filed.get(other, ())):
+                for a_set, a_bag, a_words, swapped in (entry for other in (None, *present) if other != w
+                                                       for entry in filed.get(other, ())):
                     if not a_set <= present:
                         continue
                     if a_bag is not None:
@@ -473,9 +473,10 @@ class Normalizer:
                     rest = list(words)
                     for x in a_words:
                         rest.remove(x)
-                    variant = " ".join(sorted(rest + list(b_words)))
-                    if variant in gaz_keys or variant in lex_keys:
-                        longer.append((n, variant))
+                    for b_words, n in swapped:
+                        variant = " ".join(sorted([*rest, *b_words]))
+                        if variant in gaz_keys or variant in lex_keys:
+                            longer.append((n, variant))
             longer.sort(key=lambda v: (-v[0], v[1]))  # ties by the variant: the same order in every process
             variants += longer
         tried.append("rewrite")
