@@ -700,11 +700,7 @@ class NameBlocks:
                 first, rest = near[at[-FIRST_BLOCKS:]], near[at[:-FIRST_BLOCKS]]
             dense[q_cols] = q_data
             scored, found = self._score(first, dense)
-            if k <= 1:
-                cut = float(found.max())
-            else:
-                best = sorted(found[found > 0].tolist(), reverse=True)[:k]  # the k highest cosines found
-                cut = best[-1] if len(best) >= k else 0.0
+            cut, best = _raised_cut(0.0, [], found, k)
             # then every other block whose bound reaches the cut (those near the highest bound, for a cut as high)
             if cut >= floor:
                 queue = rest[bound[rest] >= cut]
@@ -723,12 +719,7 @@ class NameBlocks:
                 got_at, got = self._score(group, dense)
                 parts.append(got_at)
                 values.append(got)
-                if k <= 1:
-                    cut = max(cut, float(got.max()))
-                else:
-                    best = sorted([*best, *got[got > 0].tolist()], reverse=True)[:k]
-                    if len(best) >= k:
-                        cut = best[-1]
+                cut, best = _raised_cut(cut, best, got, k)
                 if cut > 0 and len(queue):
                     queue = queue[bound[queue] >= cut]
             dense[q_cols] = 0.0
@@ -774,6 +765,15 @@ class NameBlocks:
                 yield None
                 continue
             yield names.astype(np.int32).tobytes(), cos.astype(np.float32).tobytes()
+
+
+def _raised_cut(cut: float, best: list[float], found: np.ndarray, k: int) -> tuple[float, list[float]]:
+    """The cut of :meth:`NameBlocks.scan` once the cosines ``found`` are scored, and for ``k`` above 1 the ``k``
+    highest cosines scored (``best``, highest first): the ``k``-th of them, or ``cut`` while fewer are known."""
+    if k <= 1:
+        return max(cut, float(found.max())), best
+    best = sorted([*best, *found[found > 0].tolist()], reverse=True)[:k]
+    return (best[-1] if len(best) >= k else cut), best
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:
