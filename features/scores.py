@@ -20,7 +20,6 @@ the scores against the sums of the weights of :func:`sentence_items`' attributes
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -215,11 +214,20 @@ class ScoreTable:
 
 def capital_sentences(words: Sequence[str], starts: np.ndarray) -> np.ndarray:
     """``share_ner.features.extract._all_capitals`` of each sentence of ``words`` (non-empty sentences laid end
-    to end, the ``k``-th from ``starts[k]``), at once."""
-    cases = np.fromiter(chain.from_iterable(map(_letter_case, words)), dtype=bool, count=2 * len(words))
-    cases = cases.reshape(-1, 2)
-    alpha, lower = np.logical_or.reduceat(cases, starts, axis=0).T
-    return alpha & ~lower
+    to end, the ``k``-th from ``starts[k]``): an ASCII sentence by its joined text's case mappings."""
+    bounds = starts.tolist()
+    bounds.append(len(words))
+    out = np.empty(len(bounds) - 1, dtype=bool)
+    join = "".join
+    for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+        text = join(words[a:b])
+        if text.isascii():  # a letter: upper and lower case differ; none lower-case: upper-casing changes nothing
+            upper = text.upper()
+            out[k] = upper == text and upper != text.lower()
+        else:
+            cases = list(map(_letter_case, words[a:b]))
+            out[k] = any(alpha for alpha, _ in cases) and not any(lower for _, lower in cases)
+    return out
 
 
 def document_scores(

@@ -113,6 +113,21 @@ def test_a_note_mixes_sentences_in_capitals_and_ordinary_ones(default_pipeline: 
     assert _check(default_pipeline, [Document("mixed-case", MIXED_CASE)]) == len(sentences)
 
 
+def test_capital_sentences_is_all_capitals_of_each_sentence() -> None:
+    from share_ner.features.extract import _all_capitals
+    from share_ner.features.scores import capital_sentences
+
+    # ASCII sentences (decided by their joined text) and others (word by word): Greek capitals, "ª" (lower-case
+    # with no upper-case form), letters without case, digits and marks only, a lower-case letter after capitals
+    sentences = [["CHEST", "X-RAY", ":"], ["Chest", "x-ray"], ["12", ",", "3"], ["ÉTAT", "NORMAL"], ["ÉTAT", "normal"],
+                 ["ª"], ["ΑΒΓ", "2"], ["αβ", "Γ"], ["NO", "ACUTE", "DISEASE", "."], ["a"], ["-"], ["日本"]]
+    words = [w for s in sentences for w in s]
+    starts = np.cumsum([0] + [len(s) for s in sentences[:-1]])
+    expected = [_all_capitals(s) for s in sentences]
+    assert capital_sentences(words, starts).tolist() == expected
+    assert expected.count(True) == 5  # CHEST X-RAY, ÉTAT NORMAL, ΑΒΓ 2, NO ACUTE DISEASE and 日本 (letters, none lower)
+
+
 def test_scores_and_tags_are_crfsuites_on_notes(default_pipeline: Pipeline, tiny_model: Path) -> None:
     docs = _notes()
     assert _check(default_pipeline, docs) > 1000

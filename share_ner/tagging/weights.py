@@ -115,12 +115,14 @@ def viterbi(emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray)
     back = np.empty((n, n_labels), dtype=np.intp)  # its label before
     into = np.ascontiguousarray(transitions.T)  # [j, i]: from label i to label j
     work = np.empty((len(lengths), n_labels, n_labels))
+    cells = np.arange(0, len(lengths) * n_labels * n_labels, n_labels)  # each [s, j]'s first cell in work
     best[: active[0]] = scores[: active[0]]
     for t in range(1, steps):
         k, at, prev = active[t], offsets[t], offsets[t - 1]
         paths = np.add(best[prev:prev + k, None, :], into, out=work[:k])  # [s, j, i]
         paths.argmax(axis=2, out=back[at:at + k])  # the first maximum, as CRFsuite's strict comparison keeps
-        paths.max(axis=2, out=best[at:at + k])
+        # the maxima are the argmaxes' values (taken: numpy's reduce over a short last axis is several times slower)
+        np.take(paths.reshape(-1), cells[:k * n_labels] + back[at:at + k].reshape(-1), out=best[at:at + k].reshape(-1))
         best[at:at + k] += scores[at:at + k]
     last = offsets[by_length - 1] + np.arange(len(lengths))  # each sentence's last slot, by length
     final = best[last].argmax(axis=1)
@@ -144,6 +146,15 @@ def viterbi(emissions: np.ndarray, lengths: np.ndarray, transitions: np.ndarray)
 _MARGIN = 1e-9
 
 
+def _row_max(a: np.ndarray) -> np.ndarray:
+    """The maximum of each row of ``a`` (labels as columns), column by column: numpy's reduce over a short last
+    axis is several times slower."""
+    out = a[:, 0].copy()
+    for j in range(1, a.shape[1]):
+        np.maximum(out, a[:, j], out=out)
+    return out
+
+
 def _unsure(best: np.ndarray, labels: np.ndarray, step: np.ndarray, prev: np.ndarray, last: np.ndarray,
             token: np.ndarray, starts: np.ndarray, lengths: np.ndarray, transitions: np.ndarray) -> np.ndarray:
     """Per sentence, whether its path wins a choice by a rounding margin: the label before a slot's (``prev``:
@@ -159,11 +170,11 @@ def _unsure(best: np.ndarray, labels: np.ndarray, step: np.ndarray, prev: np.nda
         pick = np.arange(len(inner))
         chosen = cand[pick, labels[before]]
         cand[pick, labels[before]] = -np.inf
-        gap[inner] = chosen - cand.max(axis=1)
+        gap[inner] = chosen - _row_max(cand)
     final = np.sort(best[last], axis=1)
     gap[last] = np.minimum(gap[last], final[:, -1] - final[:, -2])
     by_token = np.empty(n)
     by_token[token] = gap
     smallest = np.minimum.reduceat(by_token, starts)
-    by_token[token] = np.abs(best).max(axis=1)
+    by_token[token] = _row_max(np.abs(best))
     return smallest <= _MARGIN * lengths * (np.maximum.reduceat(by_token, starts) + 1.0)
