@@ -7,7 +7,8 @@ from bisect import bisect_right
 from collections import defaultdict
 from functools import lru_cache
 from itertools import accumulate
-from typing import Sequence
+from types import MappingProxyType
+from typing import Mapping, Sequence
 
 from share_ner.features.matcher import TermMatcher, is_term, token_keys, walk
 
@@ -61,12 +62,17 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
     _mark_sentence(list(map(_coordination_word, words)), feats, matcher, head_words, first_keys, last_keys)
 
 
+# The marks of a sentence with none: one read-only empty mapping for all of them.
+_NO_MARKS: Mapping[int, dict] = MappingProxyType({})
+
+
 def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: TermMatcher,
                       head_words: frozenset[str] = frozenset(), first_keys: frozenset[str] | None = None,
-                      last_keys: frozenset[str] | None = None) -> list[defaultdict[int, dict]]:
+                      last_keys: frozenset[str] | None = None) -> list[Mapping[int, dict]]:
     """:func:`coordination_features` of each sentence of ``words`` (sentences of ``lengths`` tokens laid end to
-    end), one ``{token: features}`` each; only the sentences with a coordinator are looked at."""
-    out: list[defaultdict[int, dict]] = [defaultdict(dict) for _ in lengths]
+    end), one ``{token: features}`` each (read-only and empty for a sentence without marks); only the sentences
+    with a coordinator between their first and last token are looked at."""
+    out = [_NO_MARKS] * len(lengths)
     if matcher is None:
         return out
     info = list(map(_coordination_word, words))
@@ -81,8 +87,16 @@ def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: Ter
         k = bisect_right(ends, i)
         end = ends[k]
         start = end - lengths[k]
-        if lengths[k] >= 3:
-            _mark_sentence(info[start:end], out[k], matcher, head_words, first_keys, last_keys)
+        if i == start:  # a coordinator first in its sentence: the next one, if any, must be inside it
+            j = bisect_right(coordinators, i)
+            if j == len(coordinators) or coordinators[j] >= end - 1:
+                continue
+        elif i >= end - 1:
+            continue
+        feats: defaultdict[int, dict] = defaultdict(dict)
+        _mark_sentence(info[start:end], feats, matcher, head_words, first_keys, last_keys)
+        if feats:
+            out[k] = feats
     return out
 
 
@@ -95,9 +109,11 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
     if True not in coord[1:n - 1]:
         return
     root = matcher.root
-    # Could token i start / end a term? (Unknown key sets: assume it could.)
-    starts = [bool(k) and (first_keys is None or k[0] in first_keys) for k in keys]
-    ends = [bool(k) and (last_keys is None or k[-1] in last_keys) for k in keys]
+    # Could token i start / end a term? (Unknown key sets: assume it could.) Asked of few tokens: not listed.
+    anything = frozenset()
+    firsts = first_keys if first_keys is not None else anything
+    lasts = last_keys if last_keys is not None else anything
+    any_first, any_last = first_keys is None, last_keys is None
 
     def mark(start: int, end: int, key: str) -> None:
         for j in range(start, end + 1):
@@ -111,7 +127,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
         for a in (c - 1, c - 2):
             if a < 0 or not content[a]:
                 break
-            if not starts[a]:
+            if not (keys[a] and (any_first or keys[a][0] in firsts)):
                 continue
             modifier = walk(root, keys[a:c])
             if modifier is None:
@@ -129,7 +145,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
                     node = walk(node, (keys[e],))  # type: ignore[arg-type]
                     if node is None:
                         break  # nor with more words
-                    if ends[e] and is_term(node):
+                    if keys[e] and (any_last or keys[e][-1] in lasts) and is_term(node):
                         hit = (h, e)
                 if hit:
                     break
@@ -149,7 +165,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
         for r in (c + 1, c + 2):
             if r >= n or not content[r]:
                 break
-            if not ends[r]:
+            if not (keys[r] and (any_last or keys[r][-1] in lasts)):
                 continue
             right = keys[c + 1:r + 1]
             hit = None
@@ -161,7 +177,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
                 for h in range(b, max(-1, b - 3), -1):
                     if not content[h]:
                         break
-                    if starts[h]:
+                    if keys[h] and (any_first or keys[h][0] in firsts):
                         node = walk(root, keys[h:b + 1])
                         if node is not None:
                             node = walk(node, right)

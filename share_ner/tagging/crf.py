@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pycrfsuite
@@ -65,7 +65,7 @@ def doc_sequences(doc: Document, resources: TaggerResources, features: FeatureCo
 
 
 def doc_emissions(doc: Document, resources: TaggerResources, features: FeatureConfig, table: ScoreTable,
-                  coordination: bool = False) -> tuple[list[Sentence], np.ndarray, list[dict[int, dict]] | None]:
+                  coordination: bool = False) -> tuple[list[Sentence], np.ndarray, list[Mapping[int, dict]] | None]:
     """The non-empty sentences of a note, the emission scores of their tokens laid end to end (tokens x labels:
     the sums of the weights of the attributes :func:`doc_sequences` gives them,
     ``share_ner.features.scores``), and each sentence's coordination marks (None: the model has none)."""
@@ -189,7 +189,7 @@ class CrfTagger:
             start += len(scores)  # a row per token
         return out
 
-    def _decode(self, doc: Document, sentences: list[Sentence], extras: list[dict[int, dict]] | None,
+    def _decode(self, doc: Document, sentences: list[Sentence], extras: list[Mapping[int, dict]] | None,
                 labels: np.ndarray, unsure: np.ndarray, inside: np.ndarray, k: int, start: int,
                 resources: TaggerResources | None) -> list[Mention]:
         """One note's mentions from the labels of its sentences (the ``k``-th on, from token ``start`` on)."""
@@ -211,7 +211,7 @@ class CrfTagger:
             start += n
         return found
 
-    def _crfsuite_tags(self, doc: Document, sentence: Sentence, extra: dict[int, dict] | None,
+    def _crfsuite_tags(self, doc: Document, sentence: Sentence, extra: Mapping[int, dict] | None,
                        abbreviations: NoteAbbreviations | None) -> list[str]:
         """CRFsuite's own tags of one sentence, from its attribute lists (:func:`doc_sequences`' for it; the
         note's ``abbreviations``: :func:`document_abbreviations`)."""
