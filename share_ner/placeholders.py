@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from share_ner.errors import InputError
 from share_ner.io import read_text_file
@@ -58,13 +58,59 @@ def load_placeholder_patterns(path: str | Path | None = None) -> dict[str, str]:
     return patterns
 
 
+def first_characters(regex: str) -> frozenset[str] | None:
+    """The characters a match of ``regex`` can start with, when its parse says so plainly (literals, character
+    sets of literals and ranges, repeats of at least one, groups and alternatives of these); else None."""
+    try:
+        from re import _constants, _parser  # what re compiles with (private: no shortcut when they change)
+
+        return _firsts(_parser.parse(regex), _constants)
+    except Exception:  # noqa: BLE001 - an unforeseen parse: no shortcut, the same matches
+        return None
+
+
+def _firsts(sub: Any, c: Any) -> frozenset[str] | None:
+    if sub.state.flags & ~c.SRE_FLAG_UNICODE or not len(sub.data):
+        return None  # inline flags ((?i), (?x), ...) or nothing to start with
+    op, av = sub.data[0]
+    if op is c.LITERAL:
+        return frozenset(chr(av))
+    if op is c.IN:
+        chars: set[str] = set()
+        for kind, value in av:
+            if kind is c.LITERAL:
+                chars.add(chr(value))
+            elif kind is c.RANGE and value[1] - value[0] < 256:
+                chars.update(map(chr, range(value[0], value[1] + 1)))
+            else:
+                return None  # negated sets, categories (\d, \w), wide ranges
+        return frozenset(chars)
+    if op is c.MAX_REPEAT or op is c.MIN_REPEAT:
+        low, _, inner = av
+        return _firsts(inner, c) if low >= 1 else None
+    if op is c.SUBPATTERN:
+        _, add, remove, inner = av
+        return _firsts(inner, c) if not (add or remove) else None
+    if op is c.BRANCH:
+        found = [_firsts(alt, c) for alt in av[1]]
+        return None if any(f is None for f in found) else frozenset[str]().union(*found)  # type: ignore[arg-type]
+    return None
+
+
 @lru_cache(maxsize=16)
 def _combined(files: tuple[str, ...]) -> re.Pattern[str]:
     patterns = load_placeholder_patterns()
     for f in files:
         patterns.update(load_placeholder_patterns(f))
-    # One alternation, tried left to right at each position: the packaged styles first.
-    return re.compile("|".join(f"(?:{p})" for p in patterns.values()))
+    # One alternation, tried left to right at each position: the packaged styles first. Led by a lookahead for
+    # the characters every match starts with, the engine skips to those rather than trying each pattern at each
+    # character (the same matches, a few times faster on a note).
+    combined = "|".join(f"(?:{p})" for p in patterns.values())
+    starts = [first_characters(p) for p in patterns.values()]
+    if starts and all(starts):
+        chars = "".join(sorted(re.escape(ch) for ch in frozenset[str]().union(*starts)))
+        combined = f"(?=[{chars}])(?:{combined})"
+    return re.compile(combined)
 
 
 _site_files: tuple[str, ...] = ()

@@ -63,6 +63,39 @@ def test_site_file_adds_a_pattern(tmp_path: Path) -> None:
     assert placeholders.site_placeholder_files() == (str(site),)
 
 
+def test_a_site_pattern_of_no_plain_first_character_still_matches(tmp_path: Path) -> None:
+    site = tmp_path / "site.tsv"
+    site.write_text("name\tregex\nmrn\t\\d{7}(?=\\s)\n", encoding="utf-8")  # a digit class: no lookahead
+    use_site_placeholders([site])
+    assert placeholders.placeholder_regex().pattern.startswith("(?:")
+    assert [t.text for t in tokenize("MRN 1234567 on ___.")] == ["MRN", "1234567", "on", "___", "."]
+
+
+@pytest.mark.parametrize("regex, firsts", [
+    (r"\[\*\*x", "["), (r"_{3,}", "_"), (r"\*{2,3}[A-Z]", "*"), (r"<[A-Z]>|#x", "<#"), (r"(ab|c)d", "ac"),
+    (r"[a-c_]x", "abc_"), (r"\d+", None), (r"(?i)ab", None), (r"(?i:a)b", None), (r"[^a]", None), (r"a?b", None),
+    (r"\bab", None), (r"(?=a)a", None),
+])
+def test_first_characters_of_a_pattern(regex: str, firsts: str | None) -> None:
+    got = placeholders.first_characters(regex)
+    assert got == (frozenset(firsts) if firsts is not None else None)
+
+
+def test_the_first_characters_lookahead_keeps_every_match() -> None:
+    import random
+    import re
+
+    plain = re.compile("|".join(f"(?:{p})" for p in load_placeholder_patterns().values()))
+    led = placeholders.placeholder_regex()
+    assert led.pattern.startswith("(?=[") and led.pattern != plain.pattern
+    rng = random.Random(7)
+    pieces = ["[**", "**]", "Hospital1 18", "__", "_", "**NAME", "[ZZZ]", "***PATH-NUMBER", "<PERSON>", "<", ">",
+              "*", "[", "]", "x", " ", "\n", "a_b"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert [m.span() for m in led.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
 @pytest.mark.parametrize("body, line, words", [
     ("name\tregex\nok\tabc\nbad\t[unclosed\n", 3, "bad regex"),
     ("name\tregex\nempty\tx*\n", 2, "empty string"),
