@@ -96,6 +96,20 @@ def test_annotate_note_is_pure_and_reports_failures_without_text() -> None:
     assert count_tokens("Pt's BP: 120/80.") == 9  # Pt ' s BP : 120 / 80 .
 
 
+def test_count_tokens_is_the_simple_token_pattern_count_on_any_text() -> None:
+    import random
+
+    from share_ner.text import SIMPLE_TOKEN
+
+    rng = random.Random(3)
+    ascii_chars = [chr(c) for c in range(128)]  # every ASCII code, control characters and \x1c-\x1f included
+    for _ in range(2000):
+        pool = ascii_chars if rng.random() < 0.7 else ascii_chars + ["é", "²", "\u00a0", "日", "\u2028"]
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 30)))
+        assert count_tokens(text) == len(SIMPLE_TOKEN.findall(text)), repr(text)
+    assert count_tokens("") == 0 and count_tokens("a") == 1 and count_tokens(" ,a_b1 ") == 2
+
+
 def test_annotate_notes_hands_a_batch_annotator_the_batch_and_keeps_failures_to_their_note(monkeypatch) -> None:
     docs = [Document("n1", "fever"), Document("n2", "diabetes and fever"), Document("n3", "pain")]
     got = annotate_notes(batch_factory(), docs)

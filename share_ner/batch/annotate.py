@@ -4,10 +4,13 @@ tagged in line-aligned pieces. Failures become a :class:`NoteResult` with an err
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from share_ner.attributes import ContextMatcher
 from share_ner.document import Document, Mention
@@ -72,10 +75,22 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
     return annotate
 
 
+# Per ASCII code: a word character of SIMPLE_TOKEN (its \w), and a character that is a token alone (neither \w
+# nor \s); made by the pattern's own classes.
+_WORD_CODE = np.array([re.fullmatch(r"\w", chr(c)) is not None for c in range(128)])
+_MARK_CODE = np.array([re.fullmatch(r"[^\w\s]", chr(c)) is not None for c in range(128)])
+
+
 def count_tokens(text: str) -> int:
-    """The number of words and punctuation marks of ``text`` (the unit of tokens/s), counted with the
-    tokenizer's own fallback pattern, :data:`share_ner.text.SIMPLE_TOKEN`."""
-    return len(SIMPLE_TOKEN.findall(text))
+    """The number of words and punctuation marks of ``text`` (the unit of tokens/s), as the tokenizer's own
+    fallback pattern, :data:`share_ner.text.SIMPLE_TOKEN`, finds them: in an ASCII text, counted by numpy
+    (runs of word characters and single marks; several times faster than the regex)."""
+    if not text.isascii():
+        return len(SIMPLE_TOKEN.findall(text))
+    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    word = _WORD_CODE[codes]
+    runs = np.count_nonzero(word[1:] > word[:-1]) + int(len(word) > 0 and word[0])
+    return int(runs + np.count_nonzero(_MARK_CODE[codes]))
 
 
 @dataclass(frozen=True)
