@@ -29,6 +29,8 @@ from share_ner.features.config import FeatureConfig
 from share_ner.features.extract import _BOS, _EOS, FeatureResources, _letter_case, position_index_name, position_marks
 from share_ner.features.items import (
     _BIAS,
+    _BIGRAM_AFTER,
+    _BIGRAM_BEFORE,
     _LEFT_PAD,
     _RIGHT_PAD,
     WORD_CACHE_SIZE,
@@ -97,6 +99,10 @@ class ScoreTable:
         self._triples: dict[int, int] = {}
         self._names: list[bytes] = []  # the lowercase words and short shapes by number (the pads first)
         self._numbers: dict[bytes, int] = {}
+        # Per number, whether its word can be the first (bit 1) / second (bit 2) word of a word pair the model
+        # weighs: a pair of words not both so has no conjunction row, and needs no look-up.
+        self._firsts, self._seconds = _pair_words(attributes)
+        self._pairable = np.zeros(4096, dtype=np.uint8)
         self._forget()
         self._index_rows = np.array([self.row((position_index_name(i),)) for i in range(11)], dtype=np.intp)
 
@@ -108,6 +114,8 @@ class ScoreTable:
         self._names[:] = [_LEFT_PAD, _RIGHT_PAD]
         self._numbers.clear()
         self._numbers.update({_LEFT_PAD: 0, _RIGHT_PAD: 1})
+        for number, pad in enumerate(self._names):
+            self._pairable[number] = (pad in self._firsts) | (pad in self._seconds) << 1
         self._used = self._base
 
     def row(self, names: Iterable[bytes]) -> int:
@@ -156,6 +164,9 @@ class ScoreTable:
         if number is None:
             number = self._numbers[name] = len(self._names)
             self._names.append(name)
+            if number == len(self._pairable):
+                self._pairable = np.concatenate([self._pairable, np.zeros_like(self._pairable)])
+            self._pairable[number] = (name in self._firsts) | (name in self._seconds) << 1
         return number
 
     def words(self, words: Sequence[str], resources: FeatureResources, config: FeatureConfig,
@@ -185,8 +196,13 @@ class ScoreTable:
             (before,), (after,) = pair_names(names[key >> _PAIR_SHIFT], names[key & _LOW])
             return (self.one(before) << _PAIR_SHIFT) | self.one(after)
 
-        keys, at = np.unique((padded[:-1] << _PAIR_SHIFT) | padded[1:], return_inverse=True)  # each pair once
-        packed = np.array(memo_words(self._pairs, keys.tolist(), make), dtype=np.int64)[at]
+        first, second = padded[:-1], padded[1:]
+        pairable = self._pairable
+        live = np.flatnonzero((pairable[first] & 1) & (pairable[second] >> 1))  # the others: rows 0
+        packed = np.zeros(len(first), dtype=np.int64)
+        if len(live):
+            keys, at = np.unique((first[live] << _PAIR_SHIFT) | second[live], return_inverse=True)  # each pair once
+            packed[live] = np.array(memo_words(self._pairs, keys.tolist(), make), dtype=np.int64)[at]
         return packed >> _PAIR_SHIFT, packed & _LOW
 
     def triple_rows(self, padded: np.ndarray) -> np.ndarray:
@@ -210,6 +226,24 @@ class ScoreTable:
                                               names[key & mask]))
         rows = np.array(memo_words(self._triples, keys, make), dtype=np.intp)
         return rows if at is None else rows[at]
+
+
+def _pair_words(attributes: Mapping[bytes, int]) -> tuple[frozenset[bytes], frozenset[bytes]]:
+    """The words that can be the first and the second of the word pairs of the ``lw-1|lw`` and ``lw|lw+1``
+    attributes among ``attributes`` (every split at a ``|``: a word may hold one)."""
+    firsts: set[bytes] = set()
+    seconds: set[bytes] = set()
+    for name in attributes:
+        for prefix in (_BIGRAM_BEFORE, _BIGRAM_AFTER):
+            if not name.startswith(prefix):
+                continue
+            joined = name[len(prefix):]
+            cut = joined.find(b"|")
+            while cut != -1:
+                firsts.add(joined[:cut])
+                seconds.add(joined[cut + 1:])
+                cut = joined.find(b"|", cut + 1)
+    return frozenset(firsts), frozenset(seconds)
 
 
 def capital_sentences(words: Sequence[str], starts: np.ndarray) -> np.ndarray:

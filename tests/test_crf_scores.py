@@ -137,13 +137,13 @@ def test_scores_and_tags_are_crfsuites_on_notes(default_pipeline: Pipeline, tiny
 def test_scores_stay_crfsuites_when_the_memos_are_emptied(tiny_model: Path, monkeypatch) -> None:
     from share_ner.features import scores
 
-    monkeypatch.setattr(scores, "PAIR_LIMIT", 20)  # the pair and triple memos emptied between most notes
+    monkeypatch.setattr(scores, "PAIR_LIMIT", 5)  # the pair and triple memos emptied between most notes
     pipeline = Pipeline.load(tiny_model)
     table = pipeline.tagger.scores
     docs = _notes()[:60]
     assert _check(pipeline, docs[:30]) > 100
     words = {key: len(rows.index) for key, rows in table._words.items()}
-    assert len(table._pairs) > 20 and len(table._triples) > 20 and all(words.values())  # from the last note
+    assert len(table._pairs) > 5 and len(table._triples) > 5 and all(words.values())  # from the last note
     table.settle()
     assert not table._pairs and not table._triples
     assert {key: len(rows.index) for key, rows in table._words.items()} == words  # the word rows are kept
