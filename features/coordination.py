@@ -87,12 +87,9 @@ def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: Ter
         k = bisect_right(ends, i)
         end = ends[k]
         start = end - lengths[k]
-        if i == start:  # a coordinator first in its sentence: the next one, if any, must be inside it
-            j = bisect_right(coordinators, i)
-            if j == len(coordinators) or coordinators[j] >= end - 1:
-                continue
-        elif i >= end - 1:
-            continue
+        j = bisect_right(coordinators, start)  # the sentence's first coordinator after its first token
+        if j == len(coordinators) or coordinators[j] >= end - 1:
+            continue  # none between its first and last token: _mark_sentence would find nothing
         feats: defaultdict[int, dict] = defaultdict(dict)
         _mark_sentence(info[start:end], feats, matcher, head_words, first_keys, last_keys)
         if feats:
@@ -110,10 +107,11 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
         return
     root = matcher.root
     # Could token i start / end a term? (Unknown key sets: assume it could.) Asked of few tokens: not listed.
-    anything = frozenset()
-    firsts = first_keys if first_keys is not None else anything
-    lasts = last_keys if last_keys is not None else anything
-    any_first, any_last = first_keys is None, last_keys is None
+    def can_start(i: int) -> bool:
+        return bool(keys[i]) and (first_keys is None or keys[i][0] in first_keys)
+
+    def can_end(i: int) -> bool:
+        return bool(keys[i]) and (last_keys is None or keys[i][-1] in last_keys)
 
     def mark(start: int, end: int, key: str) -> None:
         for j in range(start, end + 1):
@@ -127,7 +125,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
         for a in (c - 1, c - 2):
             if a < 0 or not content[a]:
                 break
-            if not (keys[a] and (any_first or keys[a][0] in firsts)):
+            if not can_start(a):
                 continue
             modifier = walk(root, keys[a:c])
             if modifier is None:
@@ -145,7 +143,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
                     node = walk(node, (keys[e],))  # type: ignore[arg-type]
                     if node is None:
                         break  # nor with more words
-                    if keys[e] and (any_last or keys[e][-1] in lasts) and is_term(node):
+                    if can_end(e) and is_term(node):
                         hit = (h, e)
                 if hit:
                     break
@@ -165,7 +163,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
         for r in (c + 1, c + 2):
             if r >= n or not content[r]:
                 break
-            if not (keys[r] and (any_last or keys[r][-1] in lasts)):
+            if not can_end(r):
                 continue
             right = keys[c + 1:r + 1]
             hit = None
@@ -177,7 +175,7 @@ def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feat
                 for h in range(b, max(-1, b - 3), -1):
                     if not content[h]:
                         break
-                    if keys[h] and (any_first or keys[h][0] in firsts):
+                    if can_start(h):
                         node = walk(root, keys[h:b + 1])
                         if node is not None:
                             node = walk(node, right)

@@ -26,7 +26,7 @@ import numpy as np
 
 from share_ner.document import Document, Sentence
 from share_ner.features.config import FeatureConfig
-from share_ner.features.extract import _BOS, _EOS, FeatureResources, _letter_case, position_index_name, position_marks
+from share_ner.features.extract import _BOS, _EOS, FeatureResources, _all_capitals, position_index_name, position_marks
 from share_ner.features.items import (
     _BIAS,
     _BIGRAM_AFTER,
@@ -259,8 +259,7 @@ def capital_sentences(words: Sequence[str], starts: np.ndarray) -> np.ndarray:
             upper = text.upper()
             out[k] = upper == text and upper != text.lower()
         else:
-            cases = list(map(_letter_case, words[a:b]))
-            out[k] = any(alpha for alpha, _ in cases) and not any(lower for _, lower in cases)
+            out[k] = _all_capitals(words[a:b])
     return out
 
 

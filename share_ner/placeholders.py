@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from share_ner.errors import InputError
 from share_ner.io import read_text_file
@@ -97,6 +97,11 @@ def _firsts(sub: Any, c: Any) -> frozenset[str] | None:
     return None
 
 
+def alternation(patterns: Iterable[str]) -> str:
+    """One regex of ``patterns``, tried left to right at each position."""
+    return "|".join(f"(?:{p})" for p in patterns)
+
+
 @lru_cache(maxsize=16)
 def _combined(files: tuple[str, ...]) -> re.Pattern[str]:
     patterns = load_placeholder_patterns()
@@ -105,7 +110,7 @@ def _combined(files: tuple[str, ...]) -> re.Pattern[str]:
     # One alternation, tried left to right at each position: the packaged styles first. Led by a lookahead for
     # the characters every match starts with, the engine skips to those rather than trying each pattern at each
     # character (the same matches, a few times faster on a note).
-    combined = "|".join(f"(?:{p})" for p in patterns.values())
+    combined = alternation(patterns.values())
     starts = [first_characters(p) for p in patterns.values()]
     if starts and all(starts):
         chars = "".join(sorted(re.escape(ch) for ch in frozenset[str]().union(*starts)))

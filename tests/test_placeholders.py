@@ -85,7 +85,7 @@ def test_the_first_characters_lookahead_keeps_every_match() -> None:
     import random
     import re
 
-    plain = re.compile("|".join(f"(?:{p})" for p in load_placeholder_patterns().values()))
+    plain = re.compile(placeholders.alternation(load_placeholder_patterns().values()))
     led = placeholders.placeholder_regex()
     assert led.pattern.startswith("(?=[") and led.pattern != plain.pattern
     rng = random.Random(7)
