@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from share_ner.attributes.anatomy import AnatomyMatcher
+from share_ner.default_model.icd10cm import read_icd10cm
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
 from share_ner.features.stopwords import TERM_STOP_WORDS
@@ -212,6 +213,13 @@ def finding_terms() -> list[Term]:
     return read_term_list(SYNTH_DIR / "findings.tsv")
 
 
+def icd_terms(known: Iterable[Term] = ()) -> list[Term]:
+    """The ICD-10-CM names of ``data/synth/icd10cm.tsv`` (:mod:`share_ner.default_model.icd10cm`) that are not
+    names of ``known`` (case-insensitive), CUI-less: ICD-10-CM codes are not UMLS CUIs."""
+    seen = {t.name.lower() for t in known}
+    return [Term(name) for name, _ in read_icd10cm() if name.lower() not in seen]
+
+
 def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
     """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
 
@@ -237,6 +245,12 @@ def with_list_names(lexicon: Lexicon) -> Lexicon:
     extra = [LexiconEntry(t.cui, t.name, "share-ner") for t in lists if t.cui != CUI_LESS]
     # Another name than the lexicon's: a model fitted on "hpo" would reload bare HPO and lose the lists.
     return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
+
+
+def with_icd_names(lexicon: Lexicon) -> Lexicon:
+    """``lexicon`` and the ICD-10-CM names (:func:`icd_terms`) it does not hold, CUI-less."""
+    extra = [LexiconEntry(CUI_LESS, t.name, "icd10cm") for t in icd_terms(Term(e.name) for e in lexicon.entries)]
+    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+icd10cm")
 
 
 _HPO_PHENOTYPE_ROOT = "HP:0000118"
@@ -501,6 +515,10 @@ class SynthConfig:
         filler_share: share of lines without any disorder mention.
         crlf_share: share of documents with CRLF line ends.
         hpo_max_words: longest HPO name (in words) used.
+        icd_share: share of the slots not filled from the project's list that take an ICD-10-CM name
+            (:func:`icd_terms`: common disorders that HPO does not name) instead of an HPO one.
+        icd_in_features: the ICD-10-CM names join the lexicon of the model's term features (not the
+            normalizer's: they carry no CUI).
         term_coord_share: share of shared-head coordinations built from two-word term names
             ("gastric or duodenal ulcer") rather than from organ adjectives ("renal or hepatic impairment").
         upper_share: share of template documents written wholly in capitals (radiology, many MIMIC notes).
@@ -537,6 +555,8 @@ class SynthConfig:
     filler_share: float = 0.2
     crlf_share: float = 0.3
     hpo_max_words: int = 4
+    icd_share: float = 0.0
+    icd_in_features: bool = False
     term_coord_share: float = 0.0
     upper_share: float = 0.0
     line_case_share: float = 0.0
@@ -673,6 +693,8 @@ def generate_template_docs(
     project_pool = list(project)
     if not project_pool and not hpo_pool:
         raise ValueError("no terms to fill the templates with")
+    icd_pool = icd_terms([*project_pool, *hpo]) if config.icd_share else []
+    icd_weights = [1.0 / len(t.name.split()) for t in icd_pool]
 
     term_heads = coordination_heads(project_pool + hpo_pool) if config.term_coord_share > 0 else {}
 
@@ -686,6 +708,8 @@ def generate_template_docs(
         if abbreviation_pool and config.abbreviation_share and rng.random() < config.abbreviation_share:
             return rng.choice(abbreviation_pool)
         if hpo_pool and (not project_pool or rng.random() >= config.project_share):
+            if icd_pool and rng.random() < config.icd_share:
+                return rng.choices(icd_pool, icd_weights)[0]
             return rng.choices(hpo_pool, hpo_weights)[0]
         return rng.choice(project_pool)
 
