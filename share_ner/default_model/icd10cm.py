@@ -1,11 +1,11 @@
 """The ICD-10-CM disorder names of the default model's training templates (``data/synth/icd10cm.tsv``).
 
 ICD-10-CM, the US clinical modification of ICD-10, is a work of the US government (public domain) and names the
-common disorders of clinical notes that HPO's phenotypes leave out ("measles", "urinary incontinence", "altered
-mental status"). The list holds the short names among its code titles and inclusion terms: the code categories
+common disorders of clinical notes that HPO's phenotypes leave out ("mumps", "scabies", "streptococcal
+pharyngitis"). The list holds the short names among its code titles and inclusion terms: the code categories
 and subcategories of chapters A to T (injuries by category only; factors and external causes left out, and the
 disorders named by a substance: F10-F19, "...-induced", poisonings and toxic effects), with
-nonessential modifiers in parentheses, a trailing "NOS" and ", unspecified" taken off, and names of at most four
+nonessential modifiers in parentheses, a trailing "NOS" and ", unspecified" taken off, and names of at most six
 words that are not groupings ("Other ...", "... with ...", "... due to ...").
 
 Regenerate it with ``python -m share_ner.default_model.icd10cm`` (needs the ``bench`` extra's
@@ -23,7 +23,7 @@ from share_ner.errors import InputError
 
 ICD10CM_PATH = Path(__file__).parent.parent / "data" / "synth" / "icd10cm.tsv"
 HEADER = ("term", "icd10cm")
-MAX_WORDS = 4
+MAX_WORDS = 6  # the list's longest names; SynthConfig.icd_max_words chooses among them
 # Words of grouping, residual and qualified titles: not how a note names one disorder.
 _GROUPING_WORDS = frozenset(
     "other specified unspecified due with without in following complicating classified elsewhere history "

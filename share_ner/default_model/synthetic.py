@@ -213,11 +213,13 @@ def finding_terms() -> list[Term]:
     return read_term_list(SYNTH_DIR / "findings.tsv")
 
 
-def icd_terms(known: Iterable[Term] = ()) -> list[Term]:
-    """The ICD-10-CM names of ``data/synth/icd10cm.tsv`` (:mod:`share_ner.default_model.icd10cm`) that are not
-    names of ``known`` (case-insensitive), CUI-less: ICD-10-CM codes are not UMLS CUIs."""
+def icd_terms(known: Iterable[Term] = (), max_words: int = 4) -> list[Term]:
+    """The ICD-10-CM names of ``data/synth/icd10cm.tsv`` (:mod:`share_ner.default_model.icd10cm`) of at most
+    ``max_words`` words that are not names of ``known`` (case-insensitive), CUI-less: ICD-10-CM codes are not
+    UMLS CUIs."""
     seen = {t.name.lower() for t in known}
-    return [Term(name) for name, _ in read_icd10cm() if name.lower() not in seen]
+    return [Term(name) for name, _ in read_icd10cm()
+            if len(name.split()) <= max_words and name.lower() not in seen]
 
 
 def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
@@ -247,9 +249,10 @@ def with_list_names(lexicon: Lexicon) -> Lexicon:
     return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
 
 
-def with_icd_names(lexicon: Lexicon) -> Lexicon:
+def with_icd_names(lexicon: Lexicon, max_words: int = 4) -> Lexicon:
     """``lexicon`` and the ICD-10-CM names (:func:`icd_terms`) it does not hold, CUI-less."""
-    extra = [LexiconEntry(CUI_LESS, t.name, "icd10cm") for t in icd_terms(Term(e.name) for e in lexicon.entries)]
+    names = icd_terms((Term(e.name) for e in lexicon.entries), max_words)
+    extra = [LexiconEntry(CUI_LESS, t.name, "icd10cm") for t in names]
     return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+icd10cm")
 
 
@@ -517,6 +520,7 @@ class SynthConfig:
         hpo_max_words: longest HPO name (in words) used.
         icd_share: share of the slots not filled from the project's list that take an ICD-10-CM name
             (:func:`icd_terms`: common disorders that HPO does not name) instead of an HPO one.
+        icd_max_words: longest ICD-10-CM name (in words) used.
         icd_in_features: the ICD-10-CM names join the lexicon of the model's term features (not the
             normalizer's: they carry no CUI).
         term_coord_share: share of shared-head coordinations built from two-word term names
@@ -556,6 +560,7 @@ class SynthConfig:
     crlf_share: float = 0.3
     hpo_max_words: int = 4
     icd_share: float = 0.0
+    icd_max_words: int = 4
     icd_in_features: bool = False
     term_coord_share: float = 0.0
     upper_share: float = 0.0
@@ -693,7 +698,7 @@ def generate_template_docs(
     project_pool = list(project)
     if not project_pool and not hpo_pool:
         raise ValueError("no terms to fill the templates with")
-    icd_pool = icd_terms([*project_pool, *hpo]) if config.icd_share else []
+    icd_pool = icd_terms([*project_pool, *hpo], config.icd_max_words) if config.icd_share else []
     icd_weights = [1.0 / len(t.name.split()) for t in icd_pool]
 
     term_heads = coordination_heads(project_pool + hpo_pool) if config.term_coord_share > 0 else {}
