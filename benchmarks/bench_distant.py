@@ -29,10 +29,14 @@ from bench_default_real import CACHE, NEGEX, is_normal_finding, load_split, nege
 
 SPLITS = ("chia/dev", "ncbi_disease/dev", "bc5cdr/dev")
 LABEL_SETTINGS = (
-    ("every HPO name with a UMLS CUI", dict(phenotypes_only=False, project_lists=False, modifiers=False)),
-    ("phenotypic abnormalities only", dict(phenotypes_only=True, project_lists=False, modifiers=False)),
-    ("... and the project's term, finding and abbreviation lists", dict(project_lists=True, modifiers=False)),
-    ("... and body sites and disorder adjectives joined (shipped)", dict()),
+    ("every HPO name with a UMLS CUI",
+     dict(phenotypes_only=False, project_lists=False, modifiers=False, icd_names=False)),
+    ("phenotypic abnormalities only",
+     dict(phenotypes_only=True, project_lists=False, modifiers=False, icd_names=False)),
+    ("... and the project's term, finding and abbreviation lists",
+     dict(project_lists=True, modifiers=False, icd_names=False)),
+    ("... and body sites and disorder adjectives joined", dict(icd_names=False)),
+    ("... and ICD-10-CM's short disorder names (shipped)", dict()),
 )
 
 

@@ -75,6 +75,9 @@ class DistantConfig:
     phenotypes_only: bool = True  # with HPO: phenotypic abnormalities only (no inheritance, onset, severity terms)
     project_lists: bool = True  # also match the project's clinical term, finding and abbreviation lists
     modifiers: bool = True  # a match takes in the body sites and disorder adjectives just before it
+    # also match ICD-10-CM's short disorder names (share_ner.default_model.icd10cm), CUI-less: the common disorders
+    # HPO does not name (chosen on chia, ncbi_disease, bc5cdr dev and negex_kit/dev: benchmarks/results/default_real.md)
+    icd_names: bool = True
     # The project's list names with a CUI join the normalizer's lexicon (and, without label_features, the term
     # features' lexicon), so that they are normalized like the lexicon's own names.
     lists_in_lexicon: bool = True
@@ -94,7 +97,7 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
-        for name in ("phenotypes_only", "project_lists", "modifiers", "lists_in_lexicon", "label_features",
+        for name in ("phenotypes_only", "project_lists", "modifiers", "icd_names", "lists_in_lexicon", "label_features",
                      "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
@@ -115,7 +118,8 @@ def cui_matcher(lexicon: Lexicon) -> TermMatcher:
 
 def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> list[tuple[str, str]]:
     """The (name, CUI) pairs distant labels are matched with: the lexicon's names (with HPO and
-    ``phenotypes_only``, the phenotypic abnormalities the template generator uses), then the project's lists."""
+    ``phenotypes_only``, the phenotypic abnormalities the template generator uses), then the project's lists, then
+    (``icd_names``) the ICD-10-CM names none of those has."""
 
     hpo: list[Any] = []
     if config.phenotypes_only and getattr(lexicon, "name", "") == "hpo":
@@ -127,6 +131,8 @@ def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -
         project = synthetic.project_terms()
         lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms(hpo, project)]
         terms += [(t.name, t.cui) for t in lists]
+    if config.icd_names:
+        terms += [(t.name, t.cui) for t in synthetic.icd_terms(synthetic.Term(name) for name, _ in terms)]
     return terms
 
 

@@ -99,10 +99,26 @@ def test_labels_take_in_body_sites_and_disorder_adjectives_but_not_severity() ->
 def test_labelling_terms_add_the_project_lists(lexicon: Lexicon) -> None:
     from share_ner.distant import labelling_terms
 
-    only = labelling_terms(lexicon, DistantConfig(project_lists=False))
+    only = labelling_terms(lexicon, DistantConfig(project_lists=False, icd_names=False))
     assert only == [(e.name, e.cui) for e in ENTRIES]
     names = {name for name, _ in labelling_terms(lexicon)}
     assert {"Chest pain", "JVD", "CHF", "lethargic"} <= names
+
+
+def test_labelling_terms_add_icd10cm_names_the_others_lack(lexicon: Lexicon) -> None:
+    from share_ner.distant import labelling_matcher, labelling_terms
+
+    without = labelling_terms(lexicon, DistantConfig(icd_names=False))
+    terms = labelling_terms(lexicon)
+    assert terms[:len(without)] == without
+    added = dict(terms[len(without):])
+    assert {"mumps", "scabies"} <= set(added) and set(added.values()) == {CUI_LESS}
+    assert not {name.lower() for name in added} & {name.lower() for name, _ in without}
+    doc = Document("n", "Seen for mumps and chest pain.")
+    found = lexicon_labels({"n": doc}, labelling_matcher(lexicon))["n"]
+    assert [(m.text(doc.text), m.cui) for m in found] == [("mumps", CUI_LESS), ("chest pain", "C0008031")]
+    plain = labelling_matcher(lexicon, DistantConfig(icd_names=False))
+    assert [m.text(doc.text) for m in lexicon_labels({"n": doc}, plain)["n"]] == ["chest pain"]
 
 
 def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
