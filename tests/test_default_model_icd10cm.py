@@ -94,3 +94,18 @@ def test_with_icd_names_adds_the_names_the_lexicon_lacks():
     assert names["Mumps"].cui == "C0026780" and "mumps" not in names  # the lexicon's own entry is kept
     assert names["scabies"].cui == CUI_LESS and names["scabies"].source == "icd10cm"
     assert grown.name == "hpo+icd10cm" and grown.content_hash != base.content_hash
+
+
+def test_with_hpo_names_adds_the_phenotype_names_the_lexicon_lacks():
+    from share_ner.default_model.synthetic import hpo_terms, usable_hpo, with_hpo_names
+    from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+
+    phenotypes = usable_hpo(hpo_terms())
+    with_cui = next(t for t in phenotypes if t.cui != CUI_LESS)
+    base = Lexicon.from_entries([LexiconEntry(with_cui.cui, with_cui.name, "hpo")], "hpo")
+    grown = with_hpo_names(base)
+    added = grown.entries[1:]
+    assert grown.entries[0] == base.entries[0] and grown.name == "hpo+phenotypes"
+    assert with_cui.name.lower() not in {e.name.lower() for e in added}
+    assert {e.cui for e in added} == {CUI_LESS}
+    assert len(added) == len({t.name.lower() for t in phenotypes} - {with_cui.name.lower()})

@@ -53,8 +53,9 @@ DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8
                             # list coverage, list names in the lexicon and in-span modifiers: chosen on the same dev
                             # splits and negex_kit/dev, two seeds (benchmarks/results/default_real.md)
                             list_coverage=1, lists_in_lexicon=True, modifier_share=0.15, modifier_adjectives=True,
-                            # ICD-10-CM names in the term features: chosen on the same dev splits, two seeds
-                            icd_in_features=True)
+                            # ICD-10-CM names and HPO's phenotype names without a CUI in the term features: chosen
+                            # on the same dev splits, two seeds
+                            icd_in_features=True, hpo_names_in_features=True)
 # L-BFGS and c2 chosen by benchmarks/bench_default.py --tune; caseless_capitals on negex_kit/dev and the upper-cased
 # dev splits (benchmarks/bench_default_real.py --dev).
 DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, features=FeatureConfig(caseless_capitals=True))
@@ -161,6 +162,8 @@ def default_model_dir(
         hpo = default_lexicon()
         lexicon = synthetic.with_list_names(hpo) if synth.lists_in_lexicon else hpo
         features_lexicon = label_lexicon(hpo) if synth.label_features else lexicon
+        if synth.hpo_names_in_features:
+            features_lexicon = synthetic.with_hpo_names(features_lexicon)
         if synth.icd_in_features:
             features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
         built = train_model(docs, gold, work / "model", tagger, lexicon=features_lexicon, normalizer_lexicon=lexicon,

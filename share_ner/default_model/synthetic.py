@@ -256,6 +256,14 @@ def with_icd_names(lexicon: Lexicon, max_words: int = 4) -> Lexicon:
     return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+icd10cm")
 
 
+def with_hpo_names(lexicon: Lexicon) -> Lexicon:
+    """``lexicon`` and the names of HPO's phenotypic abnormalities (:func:`usable_hpo`) it does not hold, CUI-less."""
+    seen = {e.name.lower() for e in lexicon.entries}
+    extra = {t.name.lower(): LexiconEntry(CUI_LESS, t.name, "hpo") for t in usable_hpo(hpo_terms())
+             if t.name.lower() not in seen}
+    return Lexicon.from_entries([*lexicon.entries, *extra.values()], f"{getattr(lexicon, 'name', 'memory')}+phenotypes")
+
+
 _HPO_PHENOTYPE_ROOT = "HP:0000118"
 
 
@@ -521,6 +529,8 @@ class SynthConfig:
         icd_share: share of the slots not filled from the project's list that take an ICD-10-CM name
             (:func:`icd_terms`: common disorders that HPO does not name) instead of an HPO one.
         icd_max_words: longest ICD-10-CM name (in words) used.
+        hpo_names_in_features: HPO's phenotype names that the lexicon lacks (those without a UMLS CUI, as
+            :func:`usable_hpo` keeps them) join the lexicon of the model's term features, CUI-less.
         icd_in_features: the ICD-10-CM names join the lexicon of the model's term features (not the
             normalizer's: they carry no CUI).
         term_coord_share: share of shared-head coordinations built from two-word term names
@@ -562,6 +572,7 @@ class SynthConfig:
     icd_share: float = 0.0
     icd_max_words: int = 4
     icd_in_features: bool = False
+    hpo_names_in_features: bool = False
     term_coord_share: float = 0.0
     upper_share: float = 0.0
     line_case_share: float = 0.0
