@@ -347,3 +347,15 @@ def test_with_list_names_adds_the_lists_names_that_carry_a_cui():
     assert names["Seizure"] == "C0036572" and names["CHF"] == "C0018802" and names["lethargic"] == "C0023380"
     assert "JVD" not in names  # CUI-less in the lists
     assert combined.name == "hpo+lists"
+
+
+def test_no_cui_less_listed_name_is_an_exact_name_of_the_hpo_lexicon():
+    # In ShARe, CUI-less means no concept exists: a listed name the lexicon gives a CUI carries that CUI.
+    from share_ner.default_model.synthetic import finding_terms, project_terms
+    from share_ner.lexicons import default_lexicon
+
+    names = {e.name.lower() for e in default_lexicon().entries}
+    listed = [*project_terms(), *finding_terms()]
+    assert sum(t.cui == CUI_LESS for t in listed) > 50  # the lists still hold CUI-less names
+    assert [t.name for t in listed if t.cui == CUI_LESS and t.name.lower() in names] == []
+    assert {t.name: t.cui for t in project_terms()}["acute kidney injury"] == "C0022660"
