@@ -72,6 +72,23 @@ class Match:
     semtypes: tuple[str, ...]
 
 
+def _compact(node: dict[str, Any], keys: dict[str, str], types: dict[tuple[str, ...], tuple[str, ...]],
+             leaves: dict[tuple[str, ...], dict[str, Any]]) -> dict[str, Any]:
+    """A copy of the trie under ``node`` whose equal word keys, type tuples and leaves ({_END: types}) are one
+    object each (the three dicts hold the ones met so far)."""
+    out: dict[str, Any] = {}
+    for key, child in node.items():
+        if key == _END:
+            out[key] = types.setdefault(child, child)
+            continue
+        if len(child) == 1 and _END in child:
+            tagged = types.setdefault(child[_END], child[_END])
+            out[keys.setdefault(key, key)] = leaves.setdefault(tagged, {_END: tagged})
+        else:
+            out[keys.setdefault(key, key)] = _compact(child, keys, types, leaves)
+    return out
+
+
 class TermMatcher:
     """A trie of normalized lexicon terms, each with the semantic types it was given."""
 
@@ -105,7 +122,12 @@ class TermMatcher:
         keys = [fold_plural(k) for k in raw]
         node = self._trie
         for key in keys:
-            node = node.setdefault(key, {})
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            elif len(child) == 1 and _END in child:
+                child = node[key] = dict(child)  # a leaf may be shared by several terms (__getstate__): copy it first
+            node = child
         types = node.get(_END)
         if types is None:
             node[_END] = (semtype,)
@@ -124,7 +146,9 @@ class TermMatcher:
         return self._trie
 
     def __getstate__(self) -> tuple:
-        return self._trie, self.n_terms, self.max_words
+        # Pickled with each word key, semantic-type tuple and leaf node once, so that the unpickled trie shares
+        # them (pickle keeps shared objects shared): a third of the memory of one object per occurrence.
+        return _compact(self._trie, {}, {}, {}), self.n_terms, self.max_words
 
     def __setstate__(self, state: tuple) -> None:
         self._trie, self.n_terms, self.max_words = state
