@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from share_ner.errors import InputError
 
@@ -47,6 +48,26 @@ def read_text_file(path: str | Path, what: str = "file") -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"{what} is not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_tsv_pairs(path: str | Path, header: tuple[str, str], expected: str,
+                   valid: Callable[[str, str], object] = lambda first, second: first.strip()) -> list[tuple[str, str]]:
+    """The rows of a two-column TSV list whose first line is ``header``; blank and ``#`` lines are skipped. A wrong
+    header, or a row that is not two fields or not ``valid``, is an error naming the file and line (``expected``
+    says what a row should be)."""
+    path = Path(path)
+    lines = read_text_file(path, "list").splitlines()
+    if not lines or tuple(lines[0].split("\t")) != header:
+        raise InputError(path, f"expected the header '{'<TAB>'.join(header)}'", 1)
+    rows = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2 or not valid(*fields):
+            raise InputError(path, f"expected {expected}", lineno)
+        rows.append((fields[0], fields[1]))
+    return rows
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from share_ner.errors import InputError
+from share_ner.io import read_tsv_pairs
 
 ICD10CM_PATH = Path(__file__).parent.parent / "data" / "synth" / "icd10cm.tsv"
 HEADER = ("term", "icd10cm")
@@ -67,17 +67,7 @@ def names_of(items: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, str]
 
 def read_icd10cm(path: str | Path = ICD10CM_PATH) -> list[tuple[str, str]]:
     """The (name, code) rows of the shipped list."""
-    path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines or tuple(lines[0].split("\t")) != HEADER:
-        raise InputError(path, "expected the header 'term<TAB>icd10cm'", 1)
-    rows = []
-    for lineno, line in enumerate(lines[1:], start=2):
-        parts = line.split("\t")
-        if len(parts) != 2 or not parts[0].strip():
-            raise InputError(path, "expected 'term<TAB>icd10cm'", lineno)
-        rows.append((parts[0], parts[1]))
-    return rows
+    return read_tsv_pairs(path, HEADER, "term<TAB>ICD-10-CM code")
 
 
 def _codes() -> Iterator[tuple[str, list[str]]]:

@@ -44,7 +44,7 @@ from share_ner.errors import InputError
 from share_ner.features.stopwords import TERM_STOP_WORDS
 from share_ner.formats.share import read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
-from share_ner.io import read_text_file
+from share_ner.io import read_text_file, read_tsv_pairs
 from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
@@ -188,19 +188,9 @@ class Term:
 
 def read_term_list(path: str | Path) -> list[Term]:
     """Read a ``term<TAB>cui`` TSV with a header line ``term\\tcui``."""
-    path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines or lines[0].split("\t") != ["term", "cui"]:
-        raise InputError(path, "expected the header 'term<TAB>cui'", 1)
-    terms = []
-    for lineno, line in enumerate(lines[1:], start=2):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        if len(fields) != 2 or not _CUI_RE.match(fields[1]):
-            raise InputError(path, "expected term<TAB>C<7 digits> or CUI-less", lineno)
-        terms.append(Term(fields[0], fields[1]))
-    return terms
+    rows = read_tsv_pairs(path, ("term", "cui"), "term<TAB>C<7 digits> or CUI-less",
+                          lambda term, cui: _CUI_RE.match(cui))
+    return [Term(term, cui) for term, cui in rows]
 
 
 def project_terms() -> list[Term]:
