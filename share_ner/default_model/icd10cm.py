@@ -1,8 +1,9 @@
-"""The ICD-10-CM disorder names of the default model's training templates (``data/synth/icd10cm.tsv``).
+"""The ICD-10-CM disorder names (``data/synth/icd10cm.tsv``) of the default model's term features and of the
+distant labels (``share_ner.distant``).
 
-ICD-10-CM, the US clinical modification of ICD-10, is a work of the US government (public domain) and names the
-common disorders of clinical notes that HPO's phenotypes leave out ("mumps", "scabies", "streptococcal
-pharyngitis"). The list holds the short names among its code titles and inclusion terms: the code categories
+ICD-10-CM, the US clinical modification of ICD-10, published for free use by the CDC's National Center for
+Health Statistics, names the common disorders of clinical notes that HPO's phenotypes leave out ("mumps",
+"scabies", "streptococcal pharyngitis"). The list holds the short names among its code titles and inclusion terms: the code categories
 and subcategories of chapters A to T (injuries by category only; factors and external causes left out, and the
 disorders named by a substance: F10-F19, "...-induced", poisonings and toxic effects), with
 nonessential modifiers in parentheses, a trailing "NOS" and ", unspecified" taken off, and names of at most six
