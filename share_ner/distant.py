@@ -55,7 +55,7 @@ from share_ner.features.matcher import TermMatcher
 from share_ner.features.stopwords import TERM_STOP_WORDS
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.pipeline import Pipeline
-from share_ner.settings import checked_settings
+from share_ner.settings import checked_settings, load_settings
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.crf import doc_sequences
 from share_ner.tagging.scheme import decode
@@ -108,6 +108,12 @@ class DistantConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def load_distant_config(path: str | Path) -> DistantConfig:
+    """Read a :class:`DistantConfig` from a JSON file (``share-ner train --distant-config``); a bad file, key or
+    value is one error naming the file."""
+    return load_settings(DistantConfig, path, "distant config")
 
 
 def cui_matcher(lexicon: Lexicon) -> TermMatcher:

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from share_ner.errors import InputError
 
@@ -48,6 +49,15 @@ def read_text_file(path: str | Path, what: str = "file") -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"{what} is not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_json_file(path: str | Path, what: str = "file") -> Any:
+    """A UTF-8 JSON file's value; invalid JSON is an error naming the file and line."""
+    path = Path(path)
+    try:
+        return json.loads(read_text_file(path, what))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
 
 
 def read_tsv_pairs(path: str | Path, header: tuple[str, str], expected: str,

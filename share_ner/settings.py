@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, TypeVar
 
-from share_ner.errors import ShareNerError
+from share_ner.errors import InputError, ShareNerError
+from share_ner.io import read_json_file
+
+T = TypeVar("T")
 
 
 def checked_settings(cls: type, data: Any, what: str) -> dict[str, Any]:
@@ -23,3 +27,14 @@ def checked_settings(cls: type, data: Any, what: str) -> dict[str, Any]:
             f"unknown {what} setting(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
         )
     return dict(data)
+
+
+def load_settings(cls: type[T], path: str | Path, what: str) -> T:
+    """``cls.from_dict`` of a JSON file's object (``share-ner train --config``, ``--distant-config``); invalid JSON,
+    an unknown key or a bad value is one error naming the file (and, for JSON, the line)."""
+    path = Path(path)
+    data = read_json_file(path, what)
+    try:
+        return cls.from_dict(data)  # type: ignore[attr-defined]
+    except ShareNerError as exc:
+        raise InputError(path, str(exc)) from None

@@ -63,6 +63,40 @@ def test_cli_empty_dir_or_no_match_is_one_line_exit_2(tmp_path: Path, capsys, co
     assert len(err) == 1 and words in err[0] and str(notes) in err[0]
 
 
+def test_cli_distant_config_sets_the_distant_settings(tmp_path: Path, capsys, monkeypatch) -> None:
+    import share_ner.distant as distant
+    from share_ner.cli import main
+    from share_ner.lexicons.lexicon import write_lexicon
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("Chest pain since Monday.\n", encoding="utf-8")
+    lex = tmp_path / "lex.tsv"
+    write_lexicon(lex, ENTRIES)
+    used: list[DistantConfig] = []
+
+    def fake_train(*args, config, **kwargs):  # the settings train_distant gets, without training
+        used.append(config)
+        raise ShareNerError("stop here")
+
+    monkeypatch.setattr(distant, "train_distant", fake_train)
+    settings = tmp_path / "distant.json"
+    settings.write_text('{"min_confidence": 0.8, "icd_names": false, "rounds": 2}', encoding="utf-8")
+    base = ["train", "--distant", str(notes), "--lexicon", str(lex), "--model", str(tmp_path / "m")]
+    assert main([*base, "--distant-config", str(settings)]) == 2
+    assert main([*base, "--distant-config", str(settings), "--self-train-rounds", "0"]) == 2
+    assert main(base) == 2
+    assert [(c.min_confidence, c.icd_names, c.rounds) for c in used] == [(0.8, False, 2), (0.8, False, 0),
+                                                                          (0.9, True, 1)]
+    capsys.readouterr()
+    for text, words in (('{"min_confidence": 0.8,\n "icd_name": false}', "unknown distant setting(s) 'icd_name'"),
+                        ('{"rounds": 1,\n}', ":2: not valid JSON"), ('{"min_confidence": 2}', "must be in [0, 1]")):
+        settings.write_text(text, encoding="utf-8")
+        assert main([*base, "--distant-config", str(settings)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(settings) in err[0] and words in err[0], err
+
+
 def test_distant_training_learns_from_lexicon_labels(tmp_path: Path, lexicon: Lexicon) -> None:
     from share_ner.distant import train_distant
     from share_ner.pipeline import Pipeline

@@ -9,15 +9,13 @@ in ``--config`` never silently trains a different model.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from share_ner.errors import InputError, ShareNerError
+from share_ner.errors import ShareNerError
 from share_ner.features.config import FeatureConfig
-from share_ner.io import read_text_file
-from share_ner.settings import checked_settings
+from share_ner.settings import checked_settings, load_settings
 
 SCHEMES = ("biohd", "bio")
 # CRFsuite training algorithms offered, and their iteration counts when the config gives none.
@@ -128,13 +126,4 @@ class TaggerConfig:
 
 def load_config(path: str | Path) -> TaggerConfig:
     """Read a :class:`TaggerConfig` from a JSON file (``--config``)."""
-    path = Path(path)
-    text = read_text_file(path, "config")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
-    try:
-        return TaggerConfig.from_dict(data)
-    except ShareNerError as exc:
-        raise InputError(path, str(exc)) from None
+    return load_settings(TaggerConfig, path, "config")
