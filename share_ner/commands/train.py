@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
         distant_config = load_distant_config(args.distant_config) if args.distant_config else DistantConfig()
         if args.self_train_rounds is not None:
-            distant_config = DistantConfig.from_dict({**distant_config.to_dict(), "rounds": args.self_train_rounds})
+            distant_config = replace(distant_config, rounds=args.self_train_rounds)  # validated as a new config
         if not args.distant.exists():
             raise ShareNerError(f"{args.distant}: no such file or directory")
         notes = read_notes(args.distant, args.encoding)

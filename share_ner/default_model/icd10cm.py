@@ -3,11 +3,11 @@ distant labels (``share_ner.distant``).
 
 ICD-10-CM, the US clinical modification of ICD-10, published for free use by the CDC's National Center for
 Health Statistics, names the common disorders of clinical notes that HPO's phenotypes leave out ("mumps",
-"scabies", "streptococcal pharyngitis"). The list holds the short names among its code titles and inclusion terms: the code categories
-and subcategories of chapters A to T (injuries by category only; factors and external causes left out, and the
-disorders named by a substance: F10-F19, "...-induced", poisonings and toxic effects), with
-nonessential modifiers in parentheses, a trailing "NOS" and ", unspecified" taken off, and names of at most six
-words that are not groupings ("Other ...", "... with ...", "... due to ...").
+"scabies", "streptococcal pharyngitis"). The list holds the short names among its code titles and inclusion
+terms: the code categories and subcategories of chapters A to T (injuries by category only; factors and external
+causes left out, and the disorders named by a substance: F10-F19, "...-induced", poisonings and toxic effects),
+with nonessential modifiers in parentheses, a trailing "NOS" and ", unspecified" taken off, and names of at most
+six words that are not groupings ("Other ...", "... with ...", "... due to ...").
 
 Regenerate it with ``python -m share_ner.default_model.icd10cm`` (needs the ``bench`` extra's
 ``simple-icd-10-cm``, which is not needed to read the list).

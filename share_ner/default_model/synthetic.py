@@ -241,17 +241,21 @@ def with_list_names(lexicon: Lexicon) -> Lexicon:
 
 def with_icd_names(lexicon: Lexicon, max_words: int = 4) -> Lexicon:
     """``lexicon`` and the ICD-10-CM names (:func:`icd_terms`) it does not hold, CUI-less."""
-    names = icd_terms((Term(e.name) for e in lexicon.entries), max_words)
-    extra = [LexiconEntry(CUI_LESS, t.name, "icd10cm") for t in names]
-    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+icd10cm")
+    return _with_cuiless_names(lexicon, (t.name for t in icd_terms(max_words=max_words)), "icd10cm", "+icd10cm")
 
 
 def with_hpo_names(lexicon: Lexicon) -> Lexicon:
     """``lexicon`` and the names of HPO's phenotypic abnormalities (:func:`usable_hpo`) it does not hold, CUI-less."""
+    return _with_cuiless_names(lexicon, (t.name for t in usable_hpo(hpo_terms())), "hpo", "+phenotypes")
+
+
+def _with_cuiless_names(lexicon: Lexicon, names: Iterable[str], source: str, suffix: str) -> Lexicon:
+    """``lexicon`` and the ``names`` it does not hold (case-insensitive; one entry per name, the last spelling
+    where names differ only in case), CUI-less, under the lexicon's name plus ``suffix``."""
     seen = {e.name.lower() for e in lexicon.entries}
-    extra = {t.name.lower(): LexiconEntry(CUI_LESS, t.name, "hpo") for t in usable_hpo(hpo_terms())
-             if t.name.lower() not in seen}
-    return Lexicon.from_entries([*lexicon.entries, *extra.values()], f"{getattr(lexicon, 'name', 'memory')}+phenotypes")
+    extra = {name.lower(): name for name in names if name.lower() not in seen}
+    entries = [LexiconEntry(CUI_LESS, name, source) for name in extra.values()]
+    return Lexicon.from_entries([*lexicon.entries, *entries], f"{getattr(lexicon, 'name', 'memory')}{suffix}")
 
 
 _HPO_PHENOTYPE_ROOT = "HP:0000118"
