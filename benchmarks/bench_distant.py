@@ -4,15 +4,17 @@ Run from the repository (politely, on a shared machine)::
 
     nice python benchmarks/bench_distant.py --labels             # the distant labeler's settings, as a tagger
     nice python benchmarks/bench_distant.py --combine 300        # default data + 300 notes, lexicon labels
-    nice python benchmarks/bench_distant.py --combine 300 --self-train   # ... the default's confident mentions
+    nice python benchmarks/bench_distant.py --combine 1000 --self-train [--min-confidence 0.7] [--seed 14]
 
 ``--labels`` scores the lexicon labels of :mod:`share_ner.distant` (with HPO) directly as predictions on
 chia/dev and ncbi_disease/dev (strict F1) and on negex_kit/dev (recall of the conditions that are not
 normal findings), turning the labeler's guideline settings on one at a time. ``--combine N`` trains the
-default model on its own training data plus the last ``N`` MTSamples notes by id (the throughput
+default model on its synthetic training data plus the last ``N`` MTSamples notes by id (the throughput
 benchmark times the first ones), only their sentences holding a label, recased like the template
-documents; with ``--self-train`` the default model's own mentions whose tokens all reach a marginal of
-``--min-confidence`` replace the lexicon labels they overlap. Dev splits only: these choose settings.
+documents, as :mod:`share_ner.default_model.release` builds the packaged model (``--combine 0``: the synthetic
+data alone); with ``--self-train`` the synthetic-only model's mentions whose tokens all reach a marginal of
+``--min-confidence`` replace the lexicon labels they overlap; ``--seed`` changes the template generator's
+seed. Dev splits only: these choose settings.
 Nothing is written; the figures go to ``benchmarks/results/default_real.md`` by hand.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -80,46 +83,22 @@ def label_table(data: Path) -> list[str]:
     return lines
 
 
-def labelled_sentences_only(doc: Any, labels: Sequence[Any]) -> Any:
-    """``doc`` with every sentence that holds no label blanked to spaces (offsets unchanged)."""
+def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path,
+                   seed: int | None = None) -> Path:
+    from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir, train_default
+    from share_ner.default_model.release import distant_notes
+    from share_ner.default_model.synthetic import training_data
     from share_ner.document import Document
-    from share_ner.text import split_sentences
-
-    text = list(doc.text)
-    starts = [m.spans[0][0] for m in labels]
-    for sentence in split_sentences(doc):
-        a, b = sentence.tokens[0].start, sentence.tokens[-1].end
-        if not any(a <= s < b for s in starts):
-            text[a:b] = [c if c in "\r\n" else " " for c in text[a:b]]
-    return Document(doc.id, "".join(text))
-
-
-def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path) -> Path:
-    from share_ner.default_model.build import DEFAULT_SYNTH, DEFAULT_TAGGER, default_model_dir
-    from share_ner.default_model.synthetic import recase_docs, training_data
-    from share_ner.distant import DistantConfig, confident_mentions, labelling_matcher, lexicon_labels, relabel
-    from share_ner.document import CUI_LESS, Document
     from share_ner.inputs.files import read_notes
-    from share_ner.lexicons import default_lexicon
-    from share_ner.pipeline import Pipeline
-    from share_ner.training import train_model
 
-    lexicon = default_lexicon()
-    docs, gold = training_data(DEFAULT_SYNTH)
+    synth = DEFAULT_SYNTH if seed is None else replace(DEFAULT_SYNTH, seed=seed)
+    docs, gold = training_data(synth)
     raw = read_notes(data / "mtsamples" / "raw" / "notes")
-    notes = {f"mts-{k}": Document(f"mts-{k}", raw[k].text) for k in sorted(raw)[-n_notes:]}
-    config = DistantConfig()
-    labels = lexicon_labels(notes, labelling_matcher(lexicon, config), config.min_chars, config.modifiers)
-    if self_train:
-        default = Pipeline.load(default_model_dir(cache=CACHE))
-        for doc_id, doc in notes.items():
-            confident, _ = confident_mentions(default, doc, min_confidence)
-            labels[doc_id] = relabel(labels[doc_id], confident, lambda m: CUI_LESS)
-    notes = recase_docs({k: labelled_sentences_only(d, labels[k]) for k, d in notes.items()}, DEFAULT_SYNTH)
-    docs.update(notes)
-    gold.update(labels)
+    notes = {f"mts-{k}": Document(f"mts-{k}", raw[k].text) for k in sorted(raw)[len(raw) - n_notes:]}
+    seed_model = default_model_dir(synth=synth, cache=CACHE, packaged=False) if self_train else None
+    note_docs, labels = distant_notes(notes, seed_model, synth, min_confidence)
     print(f"{len(notes)} MTSamples notes, {sum(map(len, labels.values()))} labels", file=sys.stderr, flush=True)
-    return train_model(docs, gold, out, DEFAULT_TAGGER, lexicon=lexicon)
+    return train_default({**docs, **note_docs}, {**gold, **labels}, out, synth, normalizer_data=(docs, gold))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--labels", action="store_true", help="score the distant labeler's settings")
     parser.add_argument("--combine", type=int, metavar="N", help="default data + N distant-labelled notes")
     parser.add_argument("--self-train", action="store_true", help="--combine: the default's confident mentions too")
-    parser.add_argument("--min-confidence", type=float, default=0.9, help="--self-train marginal (default 0.9)")
+    parser.add_argument("--min-confidence", type=float, default=0.7, help="--self-train marginal (default 0.7)")
+    parser.add_argument("--seed", type=int, help="--combine: the template generator's seed (default: the shipped one)")
     parser.add_argument("--model-out", type=Path, default=CACHE / "combined", help="--combine: model directory")
     args = parser.parse_args(argv)
     from share_ner.eval.scoring import score
@@ -136,10 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.labels:
         label_table(args.data)
-    if args.combine:
+    if args.combine is not None:
         started = time.process_time()
         pipeline = Pipeline.load(combined_model(args.data, args.combine, args.self_train, args.min_confidence,
-                                                args.model_out))
+                                                args.model_out, args.seed))
         print(f"trained in {time.process_time() - started:.0f} CPU s", file=sys.stderr)
         g = negex_recall(pipeline, args.data)["groups"]
         (n, o, s), (nc, oc, sc) = g["non-normal"], g["capitals"]

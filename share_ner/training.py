@@ -63,6 +63,7 @@ def train_model(
     normalizer_config: NormalizerConfig | None = None,
     normalizer_abbreviations: Mapping[str, Sequence[str]] | None = None,
     normalizer_lexicon: Lexicon | None = None,
+    normalizer_data: tuple[Mapping[str, Document], Mapping[str, list[Mention]]] | None = None,
     clusters_source: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
@@ -80,6 +81,7 @@ def train_model(
         normalizer_config: its settings (default settings when None).
         normalizer_abbreviations: a site's own abbreviation list for the normalizer, kept in the model.
         normalizer_lexicon: the lexicon the normalizer is fitted on when it is not ``lexicon``.
+        normalizer_data: the notes and gold the normalizer is fitted on when they are not ``docs`` and ``gold``.
         clusters_source: where the clusters came from, recorded in config.json.
         progress: called with one-line status messages.
 
@@ -101,7 +103,8 @@ def train_model(
         normalizer_info = None
         if fit_normalizer:
             say("fitting the normalizer")
-            normalizer = Normalizer.fit(normalizer_lexicon or lexicon, docs, gold, normalizer_config,
+            fit_docs, fit_gold = normalizer_data or (docs, gold)
+            normalizer = Normalizer.fit(normalizer_lexicon or lexicon, fit_docs, fit_gold, normalizer_config,
                                         normalizer_abbreviations)
             normalizer.save(tmp / FILES.normalizer)
             normalizer_info = {"directory": FILES.normalizer}

