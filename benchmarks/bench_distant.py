@@ -84,9 +84,9 @@ def label_table(data: Path) -> list[str]:
 
 
 def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path,
-                   seed: int | None = None) -> Path:
-    from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir, train_default
-    from share_ner.default_model.release import distant_notes
+                   seed: int | None = None, synthetic_weight: int = 1) -> Path:
+    from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir
+    from share_ner.default_model.release import distant_notes, train_combined
     from share_ner.default_model.synthetic import training_data
     from share_ner.document import Document
     from share_ner.inputs.files import read_notes
@@ -98,7 +98,7 @@ def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: f
     seed_model = default_model_dir(synth=synth, cache=CACHE, packaged=False) if self_train else None
     note_docs, labels = distant_notes(notes, seed_model, synth, min_confidence)
     print(f"{len(notes)} MTSamples notes, {sum(map(len, labels.values()))} labels", file=sys.stderr, flush=True)
-    return train_default({**docs, **note_docs}, {**gold, **labels}, out, synth, normalizer_data=(docs, gold))
+    return train_combined(docs, gold, note_docs, labels, out, synth, synthetic_weight)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -108,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--combine", type=int, metavar="N", help="default data + N distant-labelled notes")
     parser.add_argument("--self-train", action="store_true", help="--combine: the default's confident mentions too")
     parser.add_argument("--min-confidence", type=float, default=0.7, help="--self-train marginal (default 0.7)")
+    parser.add_argument("--synthetic-weight", type=int, default=3, help="--combine: the synthetic data's copies")
     parser.add_argument("--seed", type=int, help="--combine: the template generator's seed (default: the shipped one)")
     parser.add_argument("--model-out", type=Path, default=CACHE / "combined", help="--combine: model directory")
     args = parser.parse_args(argv)
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.combine is not None:
         started = time.process_time()
         pipeline = Pipeline.load(combined_model(args.data, args.combine, args.self_train, args.min_confidence,
-                                                args.model_out, args.seed))
+                                                args.model_out, args.seed, args.synthetic_weight))
         print(f"trained in {time.process_time() - started:.0f} CPU s", file=sys.stderr)
         g = negex_recall(pipeline, args.data)["groups"]
         (n, o, s), (nc, oc, sc) = g["non-normal"], g["capitals"]

@@ -202,8 +202,9 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
 
 def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float) -> tuple[list[Mention], list[tuple[int, int]]]:
     """The model's mentions in ``doc`` whose tokens all have marginals >= ``min_confidence``, and the character
-    ranges of the sentences they were looked for in."""
-
+    ranges of the sentences they were looked for in. A lone fragment of a discontiguous mention (tagged D
+    throughout, one span: "tricuspid valve" whose "... is thickened" the model did not tag) is not a mention
+    to learn from: trained on as one, it teaches body parts as disorders."""
 
     kept: list[Mention] = []
     ranges: list[tuple[int, int]] = []
@@ -216,6 +217,8 @@ def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float)
         index = {t.start: i for i, t in enumerate(tokens)}
         for mention in decode(sentence, tags, scheme=pipeline.config.scheme):
             positions = [index[t.start] for s, e in mention.spans for t in tokens if s <= t.start < e]
+            if len(mention.spans) == 1 and all(tags[i].startswith("D") for i in positions):
+                continue
             if positions and min(tagger.marginal(tags[i], i) for i in positions) >= min_confidence:
                 kept.append(Mention(doc.id, mention.spans, CUI_LESS))
     return kept, ranges
@@ -237,6 +240,19 @@ def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_o
         merged = [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident]
         merged += [m for m in lexicon_gold if not any(_overlaps(m, c) for c in confident)]
     return sorted(merged, key=lambda m: (m.spans, m.cui))
+
+
+def repeated(docs: Mapping[str, Document], gold: Mapping[str, list[Mention]], times: int
+             ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
+    """``docs`` and their gold ``times`` over, the copies under ids of their own (a weight in training)."""
+    out_docs: dict[str, Document] = {}
+    out_gold: dict[str, list[Mention]] = {}
+    for copy in range(times):
+        for doc_id, doc in docs.items():
+            key = doc_id if copy == 0 else f"{doc_id}{COPY_SEP}{copy}"  # copies share the note's fold
+            out_docs[key] = doc if copy == 0 else Document(key, doc.text)
+            out_gold[key] = [Mention(key, m.spans, m.cui, m.type) for m in gold.get(doc_id, [])]
+    return out_docs, out_gold
 
 
 def train_distant(
@@ -278,14 +294,8 @@ def train_distant(
         raise ShareNerError(f"note id {clash[0]!r} is both a gold note and a distant note")
 
     def training_set(distant: Mapping[str, list[Mention]]) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
-        docs = dict(notes)
-        out = {k: list(v) for k, v in distant.items()}
-        for copy in range(config.gold_weight):
-            for doc_id, doc in gold_docs.items():
-                key = doc_id if copy == 0 else f"{doc_id}{COPY_SEP}{copy}"  # copies share the note's fold
-                docs[key] = doc if copy == 0 else Document(key, doc.text)
-                out[key] = [Mention(key, m.spans, m.cui, m.type) for m in gold.get(doc_id, [])]
-        return docs, out
+        copies, copies_gold = repeated(gold_docs, gold, config.gold_weight)
+        return {**notes, **copies}, {**{k: list(v) for k, v in distant.items()}, **copies_gold}
 
     work = Path(tempfile.mkdtemp(prefix=".distant.", dir=Path(out_dir).parent if Path(out_dir).parent.is_dir() else None))
     try:

@@ -76,11 +76,13 @@ class NotesConfig:
         count: how many MTSamples notes (the last ones by id) join the synthetic training data.
         self_train: the seed model's confident mentions replace the lexicon labels they overlap.
         min_confidence: the marginal every token of a confident mention reaches.
+        synthetic_weight: how many times the synthetic training data counts against the notes.
     """
 
     count: int = 1000
     self_train: bool = True
     min_confidence: float = 0.7
+    synthetic_weight: int = 3
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -110,6 +110,18 @@ def distant_notes(notes: Mapping[str, Document], seed_model: Path | None, synth:
     return docs, labels
 
 
+def train_combined(docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
+                   note_docs: Mapping[str, Document], labels: Mapping[str, list[Mention]], out: Path,
+                   synth: SynthConfig = DEFAULT_SYNTH, synthetic_weight: int = DEFAULT_NOTES.synthetic_weight) -> Path:
+    """The tagger trained on the synthetic data (``synthetic_weight`` times over) and the labelled notes; the
+    normalizer on the synthetic data alone."""
+    from share_ner.distant import repeated
+
+    weighted_docs, weighted_gold = repeated(docs, gold, synthetic_weight)
+    return train_default({**weighted_docs, **note_docs}, {**weighted_gold, **labels}, out, synth,
+                         normalizer_data=(docs, gold))
+
+
 def build_release(notes_dir: Path, out: Path, *, synth: SynthConfig = DEFAULT_SYNTH, notes: NotesConfig = DEFAULT_NOTES,
                   progress: Callable[[str], None] | None = None) -> Path:
     """Train the default model on the synthetic data plus ``notes.count`` notes of ``notes_dir`` into ``out``
@@ -123,8 +135,7 @@ def build_release(notes_dir: Path, out: Path, *, synth: SynthConfig = DEFAULT_SY
         say(f"labelling {len(chosen)} notes")
         note_docs, labels = distant_notes(chosen, seed, synth, notes.min_confidence)
         say("training the default model")
-        built = train_default({**docs, **note_docs}, {**gold, **labels}, Path(out), synth,
-                              normalizer_data=(docs, gold))
+        built = train_combined(docs, gold, note_docs, labels, Path(out), synth, notes.synthetic_weight)
     release = {
         "key": model_key(synth, DEFAULT_TAGGER, notes),
         "notes": {"count": len(chosen), "first": min(chosen), "last": max(chosen), "sha256": notes_digest(chosen),

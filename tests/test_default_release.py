@@ -1,0 +1,108 @@
+"""The packaged default model (share_ner.default_model.release): current with the code, used without a build, and
+rebuilt byte for byte from the MTSamples notes when they are at hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import share_ner.default_model.build as dm
+from share_ner.default_model import release
+from share_ner.document import Document
+from share_ner.errors import ShareNerError
+from share_ner.pipeline import Pipeline
+
+MTSAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mtsamples" / "raw" / "notes"
+
+
+def test_packaged_model_was_built_by_this_code():
+    # Fails when a change to the training code, data or settings leaves the packaged model behind.
+    expected = dm.model_key(dm.DEFAULT_SYNTH, dm.DEFAULT_TAGGER, dm.DEFAULT_NOTES)
+    assert dm.packaged_key() == expected, (
+        "the packaged default model is stale: python -m share_ner.default_model.release --notes MTSAMPLES_NOTES")
+
+
+def test_default_model_dir_is_the_packaged_model_and_builds_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path))
+    assert dm.default_model_dir() == dm.PACKAGED_DIR
+    assert list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().err == ""
+
+
+def test_packaged_model_records_its_notes():
+    record = json.loads((dm.PACKAGED_DIR / dm.RELEASE_FILE).read_text(encoding="utf-8"))
+    assert record["notes"]["count"] == dm.DEFAULT_NOTES.count
+    assert record["settings"] == dm.DEFAULT_NOTES.to_dict()
+    assert len(record["notes"]["sha256"]) == 64
+    config = json.loads((dm.PACKAGED_DIR / "config.json").read_text(encoding="utf-8"))
+    # The tagger learned from the synthetic documents and the distant-labelled notes together.
+    assert config["training"]["counts"]["docs"] > dm.DEFAULT_NOTES.count
+
+
+def test_packaged_model_tags_a_note():
+    pipeline = Pipeline.load(dm.PACKAGED_DIR)
+    doc = Document("n", "History of congestive heart failure. Denies chest pain. ECG: left ventricular hypertrophy.\n")
+    found = {m.text(doc.text): m.cui for m in pipeline.annotate(doc)}
+    assert "chest pain" in found
+    assert found.get("left ventricular hypertrophy", "CUI-less") != "CUI-less"
+
+
+def test_a_stale_packaged_model_is_not_used(tmp_path, monkeypatch, capsys):
+    stale = tmp_path / "packaged"
+    stale.mkdir()
+    for name in ("config.json", "model.crfsuite"):
+        (stale / name).write_bytes((dm.PACKAGED_DIR / name).read_bytes())
+    (stale / dm.RELEASE_FILE).write_text(json.dumps({"key": "0" * 16}), encoding="utf-8")
+    monkeypatch.setattr(dm, "PACKAGED_DIR", stale)
+    assert dm.packaged_key(stale) == "0" * 16
+
+    class Built(Exception):
+        pass
+
+    def training_data(synth):  # the synthetic-only build starts here; stop it there
+        raise Built
+
+    monkeypatch.setattr(dm, "training_data", training_data)
+    with pytest.raises(Built):
+        dm.default_model_dir(cache=tmp_path / "cache")
+    err = capsys.readouterr().err
+    assert "was built by other code or data" in err and "share_ner.default_model.release" in err
+
+
+def test_release_notes_errors(tmp_path):
+    with pytest.raises(ShareNerError, match="not a directory"):
+        release.release_notes(tmp_path / "missing", 2)
+    (tmp_path / "a.txt").write_text("Chest pain.\n", encoding="utf-8")
+    with pytest.raises(ShareNerError, match="1 notes, the default model is trained on 2"):
+        release.release_notes(tmp_path, 2)
+    assert release.main(["--notes", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+
+
+def test_release_notes_are_the_last_by_id_and_digested(tmp_path):
+    for name in ("b", "a", "c"):
+        (tmp_path / f"{name}.txt").write_text(f"note {name}\n", encoding="utf-8")
+    notes = release.release_notes(tmp_path, 2)
+    assert sorted(notes) == ["mts-b", "mts-c"]
+    digest = release.notes_digest(notes)
+    (tmp_path / "c.txt").write_text("note c changed\n", encoding="utf-8")
+    assert release.notes_digest(release.release_notes(tmp_path, 2)) != digest
+
+
+def test_labelled_sentences_only_blanks_the_rest_in_place():
+    from share_ner.document import Mention
+
+    doc = Document("d", "No fever.\r\nChest pain today.\nWalks daily.")
+    start = doc.text.index("Chest")
+    kept = release.labelled_sentences_only(doc, [Mention("d", ((start, start + 10),), "CUI-less")])
+    assert len(kept.text) == len(doc.text)
+    assert kept.text[start:start + 10] == "Chest pain"
+    assert kept.text.count("\r\n") == 1 and "fever" not in kept.text and "Walks" not in kept.text
+
+
+@pytest.mark.skipif(not MTSAMPLES.is_dir(), reason="the MTSamples notes (../shared) are not here")
+def test_rebuild_from_the_notes_is_identical(tmp_path):
+    rebuilt = release.build_release(MTSAMPLES, tmp_path / "model")
+    assert release.differing_files(rebuilt, dm.PACKAGED_DIR) == []
