@@ -20,8 +20,8 @@ What it measures (issue 17):
   (Task 1b: correct CUIs / gold mentions);
 * tagging + normalization speed in characters per CPU second.
 
-The default model is built as ``share-ner tag`` builds it on first use, into a
-benchmark cache under the system temp directory. Corpora come from ``--data``,
+The default model is the one ``share-ner tag`` uses (the packaged model); ``--synth`` variants are built on the
+synthetic data alone into a benchmark cache under the system temp directory. Corpora come from ``--data``,
 else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
 """
 
@@ -363,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         "Produced by `nice python benchmarks/bench_default_real.py` (from the repository root)"
         + (f" with `--model {model.name}`." if args.model else
-           f"; the default model as `share-ner tag` builds it on first use ({build_s:.0f} s wall to build or load)."),
+           "; the default model `share-ner tag` uses (the packaged model)."),
         "Measured on a shared, loaded machine: speeds are CPU-time figures, comparable only within one run.",
         "",
         "## negex_kit/dev: recall of the annotated condition",

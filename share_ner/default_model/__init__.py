@@ -1,1 +1,1 @@
-"""The embedded default model: synthetic training notes from HPO names, trained once into the cache."""
+"""The embedded default model: packaged, trained on synthetic notes and distant-labelled MTSamples notes."""

@@ -185,8 +185,10 @@ def is_complete(model_dir: Path) -> bool:
     return (model_dir / FILES.config).is_file() and (model_dir / FILES.crf).is_file()
 
 
-def packaged_key(directory: Path = PACKAGED_DIR) -> str | None:
-    """The key recorded with the packaged model in ``directory``, None when there is no complete one."""
+def packaged_key(directory: Path | None = None) -> str | None:
+    """The key recorded with the packaged model in ``directory`` (by default :data:`PACKAGED_DIR`), None when
+    there is no complete one."""
+    directory = PACKAGED_DIR if directory is None else directory
     try:
         release = json.loads((directory / RELEASE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):

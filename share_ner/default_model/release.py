@@ -47,9 +47,13 @@ from share_ner.default_model.build import (
     train_default,
 )
 from share_ner.default_model.synthetic import SynthConfig, recase_docs, training_data
+from share_ner.distant import DistantConfig, confident_mentions, labelling_matcher, lexicon_labels, relabel, repeated
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
+from share_ner.inputs.files import read_notes
 from share_ner.io import atomic_write_text
+from share_ner.lexicons import default_lexicon
+from share_ner.pipeline import Pipeline
 from share_ner.text import split_sentences
 
 # The files of a model directory that a rebuild must reproduce byte for byte (config.json also records the
@@ -60,8 +64,6 @@ MODEL_FILES = ("model.crfsuite", "terms.tsv", "normalizer/gazetteer.tsv", "norma
 
 def release_notes(notes_dir: Path, count: int) -> dict[str, Document]:
     """The last ``count`` notes of ``notes_dir`` by id (the throughput benchmarks time the first ones)."""
-    from share_ner.inputs.files import read_notes
-
     if not Path(notes_dir).is_dir():
         raise ShareNerError(f"{notes_dir}: not a directory of notes")
     raw = read_notes(notes_dir)
@@ -95,10 +97,6 @@ def distant_notes(notes: Mapping[str, Document], seed_model: Path | None, synth:
                   ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """The notes as training data: lexicon labels, the confident mentions of ``seed_model`` in their place where
     they overlap (none when ``seed_model`` is None), labelled sentences only, recased as ``synth`` says."""
-    from share_ner.distant import DistantConfig, confident_mentions, labelling_matcher, lexicon_labels, relabel
-    from share_ner.lexicons import default_lexicon
-    from share_ner.pipeline import Pipeline
-
     config = DistantConfig()
     labels = lexicon_labels(notes, labelling_matcher(default_lexicon(), config), config.min_chars, config.modifiers)
     if seed_model is not None:
@@ -115,8 +113,6 @@ def train_combined(docs: Mapping[str, Document], gold: Mapping[str, list[Mention
                    synth: SynthConfig = DEFAULT_SYNTH, synthetic_weight: int = DEFAULT_NOTES.synthetic_weight) -> Path:
     """The tagger trained on the synthetic data (``synthetic_weight`` times over) and the labelled notes; the
     normalizer on the synthetic data alone."""
-    from share_ner.distant import repeated
-
     weighted_docs, weighted_gold = repeated(docs, gold, synthetic_weight)
     return train_default({**weighted_docs, **note_docs}, {**weighted_gold, **labels}, out, synth,
                          normalizer_data=(docs, gold))
