@@ -11,7 +11,8 @@ again and writes the file with both columns, exiting 1 when any output differs:
 
 An output directory's hash covers its files' names and bytes, leaving out ``run.json`` and ``summary.json`` (they
 hold timings and paths); the temporary directory's path is replaced by a placeholder before hashing. The commands
-use a fresh ``SHARE_NER_CACHE`` in that directory, so the default model is built by the code measured. Run from the
+use a fresh ``SHARE_NER_CACHE`` in that directory, so every cache is built by the code measured (the default model
+is the packaged one, or, when the code measured left it behind, one trained on the synthetic data into that cache). Run from the
 repository root, under ``nice``; the commands run in a temporary directory, so ``PYTHONPATH`` can point at
 another checkout's code (``--code`` then names it)::
 
@@ -40,7 +41,7 @@ ROW = re.compile(r"^\| `([^`]+)` \| ([0-9a-f]+|—) \|")
 
 def cli(*args: str, work: Path) -> bytes:
     """stdout of ``share-ner ARGS`` (the work directory's path replaced by ``WORK``); stops on failure."""
-    env = dict(os.environ, SHARE_NER_CACHE=str(work / "cache"))  # the default model is built by the code measured
+    env = dict(os.environ, SHARE_NER_CACHE=str(work / "cache"))  # caches built by the code measured
     done = subprocess.run([sys.executable, "-m", "share_ner.cli", *args], capture_output=True, cwd=work, env=env)
     if done.returncode != 0:
         sys.exit(f"share-ner {' '.join(args)} failed:\n{done.stderr.decode(errors='replace')[-2000:]}")

@@ -106,3 +106,21 @@ def test_labelled_sentences_only_blanks_the_rest_in_place():
 def test_rebuild_from_the_notes_is_identical(tmp_path):
     rebuilt = release.build_release(MTSAMPLES, tmp_path / "model")
     assert release.differing_files(rebuilt, dm.PACKAGED_DIR) == []
+
+
+def test_the_key_names_files_alike_in_a_checkout_and_in_a_wheel(tmp_path, monkeypatch):
+    # A source checkout has features/ beside share_ner/, a wheel has it inside: were the key to name files by
+    # their place, an installed package would take its packaged model for a stale one.
+    checkout = [dm._logical_name(dm._package_dir("share_ner.features") / "matcher.py"),
+                dm._logical_name(Path(dm.__file__).parent / "synthetic.py")]
+    wheel = tmp_path / "site-packages" / "share_ner"
+    (wheel / "features").mkdir(parents=True)
+    (wheel / "default_model").mkdir()
+    installed = [wheel / "features" / "matcher.py", wheel / "default_model" / "synthetic.py"]
+    for path in installed:
+        path.write_text("", encoding="utf-8")
+    dirs = {"share_ner": wheel, "share_ner.features": wheel / "features", "share_ner.lexicons": wheel / "lexicons",
+            "share_ner.eval": wheel / "eval"}
+    monkeypatch.setattr(dm, "_package_dir", dirs.get)
+    assert [dm._logical_name(p) for p in installed] == checkout
+    assert checkout == ["share_ner.features/matcher.py", "share_ner/default_model/synthetic.py"]

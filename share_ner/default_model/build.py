@@ -22,6 +22,7 @@ other process uses the winner's model.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -97,20 +98,35 @@ def cache_root() -> Path:
     return cache_dir()
 
 
-def _hash_files(h: Any, paths: list[Path], base: Path) -> None:
-    for p in sorted(paths):
-        # Names relative to ``base`` keep the key the same wherever the package is installed.
-        name = p.relative_to(base) if p.is_relative_to(base) else Path(p.parent.name, p.name)
-        h.update(str(name).encode("utf-8") + b"\0")
+# The packages whose files the key names, subpackages first: a wheel puts them inside share_ner/, a source
+# checkout beside it (pyproject.toml's package-dir).
+_KEY_PACKAGES = ("share_ner.features", "share_ner.lexicons", "share_ner.eval", "share_ner")
+
+
+def _logical_name(path: Path) -> str:
+    """``path`` as ``<package>/<path inside it>``: the same in a source checkout and in an installed wheel."""
+    path = path.resolve()
+    for package in _KEY_PACKAGES:
+        directory = _package_dir(package)
+        if directory is not None and path.is_relative_to(directory.resolve()):
+            return f"{package}/{path.relative_to(directory.resolve()).as_posix()}"
+    return f"{path.parent.name}/{path.name}"
+
+
+def _hash_files(h: Any, paths: list[Path]) -> None:
+    # By logical name, in its order: the key is the same wherever and however the package is installed.
+    for name, p in sorted((_logical_name(p), p) for p in paths):
+        h.update(name.encode("utf-8") + b"\0")
         h.update(p.read_bytes())
         h.update(b"\0")
 
 
 # Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("default_model/synthetic", "default_model/release", "distant", "tagging/*", "model", "training", "text", "document",
-                     "linking/*", "placeholders")
+_TRAINING_MODULES = ("default_model/synthetic", "default_model/release", "distant", "tagging/*", "model", "training",
+                     "text", "document", "linking/*", "placeholders")
 
 
+@functools.lru_cache(maxsize=None)
 def _package_dir(name: str) -> Path | None:
     # find_spec locates a package without importing it (importing features pulls in spaCy: seconds).
     spec = importlib.util.find_spec(name)
@@ -149,10 +165,10 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
     data_files += [PLACEHOLDERS_PATH, ABBREVIATIONS_PATH]  # the abbreviation list fills template slots too
-    _hash_files(h, data_files, SHARE_DIR.parent.parent)
+    _hash_files(h, data_files)
     # The templates live in the generator's source; HPO names come from hp.obo. The code that
     # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.
-    _hash_files(h, _training_code(), Path(synthetic.__file__).parent.parent.parent)
+    _hash_files(h, _training_code())
     h.update(_hp_obo().read_bytes())
     return h.hexdigest()[:16]
 
