@@ -41,6 +41,7 @@ LABEL_SETTINGS = (
      dict(project_lists=True, modifiers=False, icd_names=False)),
     ("... and body sites and disorder adjectives joined", dict(icd_names=False)),
     ("... and ICD-10-CM's short disorder names (shipped)", dict()),
+    ("... and the modifiers coordinated before a match, sharing its head", dict(coordinations=True)),
 )
 
 
@@ -72,7 +73,7 @@ def label_table(data: Path) -> list[str]:
         matcher = labelling_matcher(lexicon, config)
         cells = []
         for split, (docs, gold) in corpora.items():
-            pred = lexicon_labels(docs, matcher, config.min_chars, config.modifiers)
+            pred = lexicon_labels(docs, matcher, config.min_chars, config.modifiers, config.coordinations)
             if split == NEGEX:
                 cells.append("{:.3f} / {:.3f}".format(*negex_label_recall(docs, gold, pred)))
             else:
@@ -85,10 +86,11 @@ def label_table(data: Path) -> list[str]:
 
 
 def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path,
-                   seed: int | None = None, synthetic_weight: int = 1) -> Path:
+                   seed: int | None = None, synthetic_weight: int = 3, coordinations: bool = False) -> Path:
     from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir
     from share_ner.default_model.release import distant_notes, train_combined
     from share_ner.default_model.synthetic import training_data
+    from share_ner.distant import DistantConfig
     from share_ner.document import Document
     from share_ner.inputs.files import read_notes
 
@@ -97,7 +99,8 @@ def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: f
     raw = read_notes(data / "mtsamples" / "raw" / "notes")
     notes = {f"mts-{k}": Document(f"mts-{k}", raw[k].text) for k in sorted(raw)[len(raw) - n_notes:]}
     seed_model = default_model_dir(synth=synth, cache=CACHE, packaged=False) if self_train else None
-    note_docs, labels = distant_notes(notes, seed_model, synth, min_confidence)
+    note_docs, labels = distant_notes(notes, seed_model, synth, min_confidence,
+                                      DistantConfig(coordinations=coordinations))
     print(f"{len(notes)} MTSamples notes, {sum(map(len, labels.values()))} labels", file=sys.stderr, flush=True)
     # without notes the default before: the synthetic data once
     return train_combined(docs, gold, note_docs, labels, out, synth, synthetic_weight if n_notes else 1)
@@ -111,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--self-train", action="store_true", help="--combine: the default's confident mentions too")
     parser.add_argument("--min-confidence", type=float, default=0.7, help="--self-train marginal (default 0.7)")
     parser.add_argument("--synthetic-weight", type=int, default=3, help="--combine N > 0: the synthetic data's copies")
+    parser.add_argument("--coordinations", action="store_true", help="--combine: coordinated modifiers' labels")
     parser.add_argument("--seed", type=int, help="--combine: the template generator's seed (default: the shipped one)")
     parser.add_argument("--model-out", type=Path, default=CACHE / "combined", help="--combine: model directory")
     args = parser.parse_args(argv)
@@ -122,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.combine is not None:
         started = time.process_time()
         pipeline = Pipeline.load(combined_model(args.data, args.combine, args.self_train, args.min_confidence,
-                                                args.model_out, args.seed, args.synthetic_weight))
+                                                args.model_out, args.seed, args.synthetic_weight, args.coordinations))
         print(f"trained in {time.process_time() - started:.0f} CPU s", file=sys.stderr)
         g = negex_recall(pipeline, args.data)["groups"]
         (n, o, s), (nc, oc, sc) = g["non-normal"], g["capitals"]

@@ -75,6 +75,7 @@ class DistantConfig:
     phenotypes_only: bool = True  # with HPO: phenotypic abnormalities only (no inheritance, onset, severity terms)
     project_lists: bool = True  # also match the project's clinical term, finding and abbreviation lists
     modifiers: bool = True  # a match takes in the body sites and disorder adjectives just before it
+    coordinations: bool = False  # and modifiers coordinated before it share its head: "renal ... failure"
     # also match ICD-10-CM's short disorder names (share_ner.default_model.icd10cm), CUI-less: the common disorders
     # HPO does not name (chosen on chia, ncbi_disease, bc5cdr dev and negex_kit/dev: benchmarks/results/default_real.md)
     icd_names: bool = True
@@ -97,7 +98,7 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
-        for name in ("phenotypes_only", "project_lists", "modifiers", "icd_names", "lists_in_lexicon", "label_features",
+        for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "lists_in_lexicon", "label_features",
                      "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
@@ -166,22 +167,49 @@ def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig())
     return TermMatcher.from_terms(labelling_terms(lexicon, config))
 
 
+def _is_modifier(word: str, sites: frozenset[str]) -> bool:
+    """A body site or disorder adjective, not a severity, course or certainty word."""
+    word = word.lower()
+    return (word not in synthetic.NOT_MODIFIERS and word not in TERM_STOP_WORDS
+            and bool(word in sites or synthetic.ADJECTIVE.match(word)))
+
+
 def _modifier_start(words: Sequence[str], start: int, sites: frozenset[str]) -> int:
     """Where a match starting at ``start`` begins once the body sites and disorder adjectives before it join."""
 
-    while start > 0:
-        word = words[start - 1].lower()
-        if (word in synthetic.NOT_MODIFIERS or word in TERM_STOP_WORDS
-                or not (word in sites or synthetic.ADJECTIVE.match(word))):
-            break
+    while start > 0 and _is_modifier(words[start - 1], sites):
         start -= 1
     return start
 
 
+_CONJUNCTIONS = frozenset({"or", "and", "and/or", ",", "/"})
+
+
+def _coordinated(words: Sequence[str], start: int, end: int, sites: frozenset[str]) -> list[tuple[int, int, int]]:
+    """The modifiers coordinated before a match ``start..end`` that share its head, as ShARe annotates "renal or
+    hepatic failure" ("renal ... failure" besides "hepatic failure"): ``(first, last + 1, head)`` token indices
+    for each, ``head`` where the match's words after its own leading modifiers begin; none when every word of the
+    match is a modifier."""
+    head = start
+    while head < end and _is_modifier(words[head], sites):
+        head += 1
+    if head in (start, end):
+        return []
+    out: list[tuple[int, int, int]] = []
+    at = start
+    while at >= 2 and words[at - 1].lower() in _CONJUNCTIONS and _is_modifier(words[at - 2], sites):
+        first = _modifier_start(words, at - 2, sites)
+        out.append((first, at - 1, head))
+        at = first
+    return out
+
+
 def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars: int = 4,
-                   modifiers: bool = False) -> dict[str, list[Mention]]:
+                   modifiers: bool = False, coordinations: bool = False) -> dict[str, list[Mention]]:
     """Longest lexicon matches in each note as mentions (with the matched name's first CUI); with
-    ``modifiers``, each takes in the body sites and disorder adjectives just before it."""
+    ``modifiers``, each takes in the body sites and disorder adjectives just before it, and with
+    ``coordinations`` too, the modifiers coordinated before those share its head ("renal ... failure" in
+    "renal or hepatic failure", CUI-less)."""
 
     sites = frozenset(synthetic.body_sites()) if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
@@ -196,6 +224,10 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
                 start = _modifier_start(words, m.start, sites) if modifiers else m.start
                 cui = next((c for c in m.semtypes if c), CUI_LESS)
                 found.append(Mention(doc_id, ((tokens[start].start, tokens[m.end - 1].end),), cui))
+                for first, last, head in (_coordinated(words, start, m.end, sites) if modifiers and coordinations
+                                          else ()):
+                    spans = ((tokens[first].start, tokens[last - 1].end), (tokens[head].start, tokens[m.end - 1].end))
+                    found.append(Mention(doc_id, spans, CUI_LESS))
         out[doc_id] = found
     return out
 
@@ -279,7 +311,8 @@ def train_distant(
         raise ShareNerError(f"{where}: no .txt notes found")
     if lexicon is None:
         raise ShareNerError("--distant needs a lexicon to label the notes (--lexicon hpo or a TSV)")
-    labels = lexicon_labels(notes, labelling_matcher(lexicon, config), config.min_chars, config.modifiers)
+    labels = lexicon_labels(notes, labelling_matcher(lexicon, config), config.min_chars, config.modifiers,
+                            config.coordinations)
     n_labels = sum(map(len, labels.values()))
     if not n_labels:
         raise ShareNerError(f"{where}: the lexicon matches nothing in {len(notes)} notes; nothing to learn from")

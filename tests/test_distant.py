@@ -130,6 +130,23 @@ def test_labels_take_in_body_sites_and_disorder_adjectives_but_not_severity() ->
     assert joined == ["gastric ulcer", "ischemic heart disease", "Skin ulcer"]
 
 
+def test_coordinated_modifiers_share_the_head_of_a_match() -> None:
+    lex = Lexicon.from_entries([LexiconEntry("C0085605", "Hepatic failure", "HPO"),
+                                LexiconEntry("C0008031", "Chest pain", "HPO")], "fixture")
+    doc = Document("n", "Renal or hepatic failure. Fever or chest pain. Mild or hepatic failure.")
+    matcher = cui_matcher(lex)
+
+    def labels(**options):
+        return [(tuple(doc.text[s:e] for s, e in m.spans), m.cui)
+                for m in lexicon_labels({"n": doc}, matcher, modifiers=True, **options)["n"]]
+
+    assert labels() == [(("hepatic failure",), "C0085605"), (("chest pain",), "C0008031"),
+                        (("hepatic failure",), "C0085605")]
+    # "Renal" (a body site) shares "failure"; "Fever" (no modifier) and "Mild" (severity) share nothing
+    assert labels(coordinations=True) == [(("hepatic failure",), "C0085605"), (("Renal", "failure"), "CUI-less"),
+                                          (("chest pain",), "C0008031"), (("hepatic failure",), "C0085605")]
+
+
 def test_labelling_terms_add_the_project_lists(lexicon: Lexicon) -> None:
     from share_ner.distant import labelling_terms
 

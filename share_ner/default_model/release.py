@@ -93,12 +93,12 @@ def labelled_sentences_only(doc: Document, labels: Sequence[Mention]) -> Documen
 
 
 def distant_notes(notes: Mapping[str, Document], seed_model: Path | None, synth: SynthConfig = DEFAULT_SYNTH,
-                  min_confidence: float = DEFAULT_NOTES.min_confidence
+                  min_confidence: float = DEFAULT_NOTES.min_confidence, config: DistantConfig = DistantConfig()
                   ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """The notes as training data: lexicon labels, the confident mentions of ``seed_model`` in their place where
     they overlap (none when ``seed_model`` is None), labelled sentences only, recased as ``synth`` says."""
-    config = DistantConfig()
-    labels = lexicon_labels(notes, labelling_matcher(default_lexicon(), config), config.min_chars, config.modifiers)
+    labels = lexicon_labels(notes, labelling_matcher(default_lexicon(), config), config.min_chars, config.modifiers,
+                            config.coordinations)
     if seed_model is not None:
         seed = Pipeline.load(seed_model)
         for doc_id, doc in notes.items():
