@@ -149,7 +149,7 @@ def _annotate_batch(docs: list[Document]) -> list[list[Mention] | Exception]:
 
 def load(model: str | Path | None = None) -> Annotator:
     """Load a model directory (written by ``share-ner train``), or with ``None`` the built-in default model,
-    built offline into the user cache on first use (``$SHARE_NER_CACHE``; see :mod:`share_ner.default_model`).
+    packaged with share-ner (see :mod:`share_ner.default_model`).
 
     Raises:
         ShareNerError: one line naming the missing directory or model file.
