@@ -124,3 +124,20 @@ def test_the_key_names_files_alike_in_a_checkout_and_in_a_wheel(tmp_path, monkey
     monkeypatch.setattr(dm, "_package_dir", dirs.get)
     assert [dm._logical_name(p) for p in installed] == checkout
     assert checkout == ["share_ner.features/matcher.py", "share_ner/default_model/synthetic.py"]
+
+
+def test_check_compares_the_rebuild_with_the_model(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    def rebuild(notes_dir, out, **kwargs):  # the release's training is tested above; here only the comparison
+        shutil.copytree(dm.PACKAGED_DIR, out)
+        if (Path(notes_dir) / "changed").exists():
+            (out / "terms.tsv").write_text("term\tsemtype\n", encoding="utf-8")
+        return out
+
+    monkeypatch.setattr(release, "build_release", rebuild)
+    assert release.main(["--notes", str(tmp_path), "--check"]) == 0
+    assert "identical to the rebuild" in capsys.readouterr().err
+    (tmp_path / "changed").write_text("", encoding="utf-8")
+    assert release.main(["--notes", str(tmp_path), "--check"]) == 1
+    assert "differs from the rebuild in terms.tsv" in capsys.readouterr().err
