@@ -70,10 +70,11 @@ def run_split(pipeline: Any, split: str, normalize: bool = True, limit: int | No
     chars = sum(len(d.text) for d in docs.values())
     return {"split": split, "docs": len(docs), "scores": scores, "seconds": seconds, "chars": chars,
             "discontiguous_gold": sum(m.is_discontiguous for ms in gold.values() for m in ms),
-            "discontiguous_found": _disc_found(gold, pred)}
+            "discontiguous_found": discontiguous_found(gold, pred)}
 
 
-def _disc_found(gold: Mapping[str, Sequence[Any]], pred: Mapping[str, Sequence[Any]]) -> int:
+def discontiguous_found(gold: Mapping[str, Sequence[Any]], pred: Mapping[str, Sequence[Any]]) -> int:
+    """The gold discontiguous mentions predicted with exactly their spans."""
     return sum(len({m.spans for m in ms if m.is_discontiguous} & {m.spans for m in pred.get(d, ())})
                for d, ms in gold.items())
 

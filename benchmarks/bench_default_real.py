@@ -243,17 +243,16 @@ def throughput(pipelines: Mapping[str, Any], data: Path, n_notes: int, repeats: 
     return {name: chars / max(t, 1e-9) for name, t in best.items()}
 
 
-def build_default(cache: Path, changes: Sequence[str] = ()) -> tuple[Path, float]:
-    """Build (or reuse) the default model, with ``KEY=VALUE`` changes to its generator settings."""
+def build_default(cache: Path, changes: Sequence[str] = ()) -> Path:
+    """The default model (the packaged one), or with ``KEY=VALUE`` changes to its generator settings one built
+    (or reused) in ``cache``."""
     import json
     from dataclasses import replace
 
     from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir
 
     synth = replace(DEFAULT_SYNTH, **{k: json.loads(v) for k, v in (c.split("=", 1) for c in changes)})
-    started = time.perf_counter()
-    model = default_model_dir(synth=synth, cache=cache)
-    return model, time.perf_counter() - started
+    return default_model_dir(synth=synth, cache=cache)
 
 
 def r(x: float) -> str:
@@ -320,9 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from share_ner.pipeline import Pipeline
 
     if args.model:
-        model, build_s = args.model, 0.0
+        model = args.model
     else:
-        model, build_s = build_default(args.cache, args.synth)
+        model = build_default(args.cache, args.synth)
     pipeline = Pipeline.load(model)
     if args.errors:
         counts = negex_errors(pipeline, data)
