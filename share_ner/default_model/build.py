@@ -121,9 +121,10 @@ def _hash_files(h: Any, paths: list[Path]) -> None:
         h.update(b"\0")
 
 
-# Modules whose code decides what a trained model contains or how its features are computed.
-_TRAINING_MODULES = ("default_model/synthetic", "default_model/release", "distant", "tagging/*", "model", "training",
-                     "text", "document", "linking/*", "placeholders")
+# Modules whose code decides what a trained model contains or how its features are computed (this one too: it
+# composes the default's lexicons).
+_TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release", "distant",
+                     "tagging/*", "model", "training", "text", "document", "linking/*", "placeholders")
 
 
 @functools.lru_cache(maxsize=None)
