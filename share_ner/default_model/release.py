@@ -17,8 +17,9 @@ themselves are not packaged, only the model trained on them:
    notes teach the disorders the lists lack instead of teaching them as "no disorder";
 3. of those notes only the sentences holding a label are kept (the others become spaces, offsets unchanged), and
    some are recased as the template documents are;
-4. the tagger is trained on the synthetic data plus those notes; the normalizer on the synthetic data alone, whose
-   CUIs are annotated: a distant label's CUI is the lexicon's own and a self-trained mention has none.
+4. the tagger is trained on the synthetic data (counted :attr:`NotesConfig.synthetic_weight` times) plus those
+   notes; the normalizer on the synthetic data alone, whose CUIs are annotated: a distant label's CUI is the
+   lexicon's own and a self-trained mention has none.
 
 ``release.json`` beside the model records its key (:func:`share_ner.default_model.build.model_key`: the package
 version, the code, the packaged data, ``hp.obo`` and the settings), the digest of the notes it was trained on and
@@ -159,7 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="rebuild into a temporary directory and compare with --out instead of writing it")
     args = parser.parse_args(argv)
-    say = lambda msg: print(f"share-ner: {msg}", file=sys.stderr, flush=True)  # noqa: E731
+
+    def say(msg: str) -> None:
+        print(f"share-ner: {msg}", file=sys.stderr, flush=True)
+
     try:
         if not args.check:
             build_release(args.notes, args.out, progress=say)
