@@ -157,8 +157,8 @@ def run_tests(args: argparse.Namespace) -> int:
         "None of the corpora below was used in",
         "training; settings were chosen on dev splits only (`--tune`, table below).",
         "",
-        (f"Build: {'fresh build' if fresh else 'reused cache'}, {build_s:.1f} s wall (the machine was shared with other "
-         "jobs)" if model != dm.PACKAGED_DIR else "The packaged model (nothing built)")
+        (f"Build: {'fresh build' if fresh else 'reused cache'}, {build_s:.1f} s wall (the machine was shared "
+         "with other jobs)" if model != dm.PACKAGED_DIR else "The packaged model (nothing built)")
         + f" (settings: {dm.DEFAULT_SYNTH.to_dict()}; notes: {dm.DEFAULT_NOTES.to_dict()}).",
         "",
         *lines,

@@ -12,8 +12,8 @@ again and writes the file with both columns, exiting 1 when any output differs:
 An output directory's hash covers its files' names and bytes, leaving out ``run.json`` and ``summary.json`` (they
 hold timings and paths); the temporary directory's path is replaced by a placeholder before hashing. The commands
 use a fresh ``SHARE_NER_CACHE`` in that directory, so every cache is built by the code measured (the default model
-is the packaged one, or, when the code measured left it behind, one trained on the synthetic data into that cache). Run from the
-repository root, under ``nice``; the commands run in a temporary directory, so ``PYTHONPATH`` can point at
+is the packaged one, or, when the code measured left it behind, one trained on the synthetic data into that cache).
+Run from the repository root, under ``nice``; the commands run in a temporary directory, so ``PYTHONPATH`` can point at
 another checkout's code (``--code`` then names it)::
 
     nice python benchmarks/output_hashes.py record [--notes N]    # before the change

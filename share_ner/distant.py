@@ -98,8 +98,8 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
-        for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "lists_in_lexicon", "label_features",
-                     "round_lexicon_features"):
+        for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "lists_in_lexicon",
+                     "label_features", "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
 
