@@ -24,15 +24,37 @@ _END = ""  # trie key under which a node stores the semantic types of the term e
 
 
 def fold_plural(key: str) -> str:
-    """A crude singular, applied alike to terms and text: ``allergies`` → ``allergy``, ``lesions`` → ``lesion``.
+    """A crude singular, applied alike to terms and text, so that a word and its plural get one key.
 
-    ``-ss``, ``-us`` and ``-is`` words (``abscess``, ``stenosis``) and short words are kept;
-    a wrong singular (``diabetes`` → ``diabete``) is harmless because both sides get it.
+    ``allergies`` and ``allergy`` → ``allergy``; ``lesions`` → ``lesion``; ``masses`` → ``mass``; ``rashes`` →
+    ``rash``; and the Greek and Latin plurals of clinical notes: ``metastases`` and ``metastasis`` →
+    ``metastase``, ``calculi`` → ``calculus``, ``bullae`` → ``bulla``. Where a plural's ending does not tell its
+    singular's (``-uses``: ``virus`` or ``cause``; ``-ches``: ``patch`` or ``headache``; ``-ices``: ``apex`` or
+    ``device``), both singulars are cut to the plural's stem (``caus``, ``headach``, ``apic``, ``devic``). The
+    key need not be a word, since both sides get it; a key is its own key. Words of three letters are kept.
     """
-    if len(key) > 3 and key[-1] == "s" and key[-2] not in "sui":
-        if key.endswith("ies") and len(key) > 4:
-            return key[:-3] + "y"
+    n = len(key)
+    if n <= 3:
+        return key
+    if n > 4 and key.endswith("ies"):
+        return key[:-3] + "y"
+    if n > 5 and key.endswith("ices"):
+        return key[:-4] + "ic"
+    if n > 4 and key.endswith(("sses", "ches", "shes", "xes", "uses", "ises")):
+        key = key[:-2]
+    elif n > 4 and key.endswith("ae"):
         return key[:-1]
+    elif n > 4 and key.endswith("sis"):
+        key = key[:-2] + "e"
+    elif key[-1] == "s" and key[-2] not in "sui":
+        key = key[:-1]
+    if key[-1] == "i":  # calculi, thrombi, rhonchi
+        return key[:-1] + "us"
+    if len(key) > 3:
+        if key.endswith(("che", "she", "use", "ise", "ice")):
+            return key[:-1]
+        if key.endswith(("ex", "ix")):
+            return key[:-2] + "ic"
     return key
 
 
