@@ -87,18 +87,21 @@ def label_table(data: Path) -> list[str]:
 
 
 def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path,
-                   seed: int | None = None, synthetic_weight: int = 3, coordinations: bool = False) -> Path:
+                   seed: int | None = None, synthetic_weight: int = 3, coordinations: bool = False,
+                   derived: bool | None = None) -> Path:
     from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir
     from share_ner.default_model.release import distant_notes, release_notes, train_combined
     from share_ner.default_model.synthetic import training_data
     from share_ner.distant import DistantConfig
 
     synth = DEFAULT_SYNTH if seed is None else replace(DEFAULT_SYNTH, seed=seed)
+    if derived is not None:
+        synth = replace(synth, derived_names=derived)
     docs, gold = training_data(synth)
     notes = release_notes(data / "mtsamples" / "raw" / "notes", n_notes)
     seed_model = default_model_dir(synth=synth, cache=CACHE, packaged=False) if self_train else None
     note_docs, labels = distant_notes(notes, seed_model, synth, min_confidence,
-                                      DistantConfig(coordinations=coordinations))
+                                      DistantConfig(coordinations=coordinations, derived_names=synth.derived_names))
     print(f"{len(notes)} MTSamples notes, {sum(map(len, labels.values()))} labels", file=sys.stderr, flush=True)
     # without notes the default before: the synthetic data once
     return train_combined(docs, gold, note_docs, labels, out, synth, synthetic_weight if n_notes else 1)
@@ -113,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-confidence", type=float, default=0.7, help="--self-train marginal (default 0.7)")
     parser.add_argument("--synthetic-weight", type=int, default=3, help="--combine N > 0: the synthetic data's copies")
     parser.add_argument("--coordinations", action="store_true", help="--combine: coordinated modifiers' labels")
+    parser.add_argument("--derived", choices=("on", "off"),
+                        help="--combine: the lexicons' derived adjectives (derived_names) on or off (default: shipped)")
     parser.add_argument("--seed", type=int, help="--combine: the template generator's seed (default: the shipped one)")
     parser.add_argument("--model-out", type=Path, default=CACHE / "combined", help="--combine: model directory")
     args = parser.parse_args(argv)
@@ -124,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.combine is not None:
         started = time.process_time()
         pipeline = Pipeline.load(combined_model(args.data, args.combine, args.self_train, args.min_confidence,
-                                                args.model_out, args.seed, args.synthetic_weight, args.coordinations))
+                                                args.model_out, args.seed, args.synthetic_weight, args.coordinations,
+                                                None if args.derived is None else args.derived == "on"))
         print(f"trained in {time.process_time() - started:.0f} CPU s", file=sys.stderr)
         g = negex_recall(pipeline, args.data)["groups"]
         (n, o, s), (nc, oc, sc) = g["non-normal"], g["capitals"]

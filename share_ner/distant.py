@@ -54,6 +54,7 @@ from share_ner.errors import ShareNerError
 from share_ner.features.matcher import TermMatcher
 from share_ner.features.stopwords import TERM_STOP_WORDS
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.lexicons.variants import derived_entries, with_derived_names
 from share_ner.pipeline import Pipeline
 from share_ner.settings import checked_settings, load_settings
 from share_ner.tagging.config import TaggerConfig
@@ -79,6 +80,9 @@ class DistantConfig:
     # also match ICD-10-CM's short disorder names (share_ner.default_model.icd10cm), CUI-less: the common disorders
     # HPO does not name (chosen on chia, ncbi_disease, bc5cdr dev and negex_kit/dev: benchmarks/results/default_real.md)
     icd_names: bool = True
+    # also match the adjectives of one-word names, with the noun's CUI: "anemic", "osteoporotic", "syncopal"
+    # (share_ner.lexicons.variants), and give them to the normalizer's lexicon
+    derived_names: bool = False
     # The project's list names with a CUI join the normalizer's lexicon (and, without label_features, the term
     # features' lexicon), so that they are normalized like the lexicon's own names.
     lists_in_lexicon: bool = True
@@ -98,7 +102,8 @@ class DistantConfig:
             raise ShareNerError(f"distant setting 'gold_weight' must be a positive integer, got {self.gold_weight!r}")
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
-        for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "lists_in_lexicon",
+        for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "derived_names",
+                     "lists_in_lexicon",
                      "label_features", "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
@@ -140,17 +145,19 @@ def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -
         terms += [(t.name, t.cui) for t in lists]
     if config.icd_names:
         terms += [(t.name, t.cui) for t in synthetic.icd_terms(synthetic.Term(name) for name, _ in terms)]
+    if config.derived_names:
+        terms += [(e.name, e.cui) for e in derived_entries(LexiconEntry(cui, name) for name, cui in terms)]
     return terms
 
 
 def model_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> Lexicon:
     """The lexicon a distant model's normalizer is fitted on (and, without ``label_features``, its term features
     match): ``lexicon``, and with ``project_lists`` and ``lists_in_lexicon``, the project's list names that carry a
-    CUI too."""
+    CUI too; with ``derived_names``, the adjectives of its one-word names."""
 
-    if not (config.project_lists and config.lists_in_lexicon):
-        return lexicon
-    return synthetic.with_list_names(lexicon)
+    if config.project_lists and config.lists_in_lexicon:
+        lexicon = synthetic.with_list_names(lexicon)
+    return with_derived_names(lexicon) if config.derived_names else lexicon
 
 
 def label_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> Lexicon:

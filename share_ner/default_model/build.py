@@ -44,6 +44,7 @@ from share_ner.features.config import FeatureConfig
 from share_ner.lexicons import cache_dir, default_lexicon
 from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
 from share_ner.lexicons.lexicon import Lexicon
+from share_ner.lexicons.variants import with_derived_names
 from share_ner.model import FILES
 from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.tagging.config import TaggerConfig
@@ -60,7 +61,9 @@ DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8
                             list_coverage=1, lists_in_lexicon=True, modifier_share=0.15, modifier_adjectives=True,
                             # ICD-10-CM names and HPO's phenotype names without a CUI in the term features: chosen
                             # on the same dev splits, two seeds
-                            icd_in_features=True, hpo_names_in_features=True)
+                            icd_in_features=True, hpo_names_in_features=True,
+                            # the derived adjectives of one-word names: chosen on the same dev splits, two seeds
+                            derived_names=True)
 # L-BFGS and c2 chosen by benchmarks/bench_default.py --tune; caseless_capitals on negex_kit/dev and the upper-cased
 # dev splits (benchmarks/bench_default_real.py --dev).
 DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, features=FeatureConfig(caseless_capitals=True))
@@ -183,6 +186,8 @@ def default_lexicons(synth: SynthConfig = DEFAULT_SYNTH) -> tuple[Lexicon, Lexic
         features_lexicon = synthetic.with_hpo_names(features_lexicon)
     if synth.icd_in_features:
         features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
+    if synth.derived_names:
+        lexicon, features_lexicon = with_derived_names(lexicon), with_derived_names(features_lexicon)
     return lexicon, features_lexicon
 
 

@@ -130,7 +130,8 @@ def build_release(notes_dir: Path, out: Path, *, synth: SynthConfig = DEFAULT_SY
         say("training the seed model on the synthetic data")
         seed = train_default(docs, gold, Path(tmp) / "seed", synth) if notes.self_train else None
         say(f"labelling {len(chosen)} notes")
-        note_docs, labels = distant_notes(chosen, seed, synth, notes.min_confidence)
+        note_docs, labels = distant_notes(chosen, seed, synth, notes.min_confidence,
+                                          DistantConfig(derived_names=synth.derived_names))
         say("training the default model")
         built = train_combined(docs, gold, note_docs, labels, Path(out), synth, notes.synthetic_weight)
     release = {

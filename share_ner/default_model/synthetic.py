@@ -547,6 +547,9 @@ class SynthConfig:
             (:func:`disorder_adjectives`: "interstitial", "erythematous").
         lists_in_lexicon: the names of the project's term, finding and abbreviation lists that carry a CUI
             join the HPO lexicon the model is trained with (its term features and the normalizer's dictionary).
+        derived_names: the adjectives of the lexicons' one-word names ("anemic", "osteoporotic":
+            :mod:`share_ner.lexicons.variants`) join the lexicon of the term features and the normalizer's, with the
+            noun's CUI, and the distant labels of the packaged model's notes.
         label_features: the model's term features match the names distant labels are matched with (HPO's
             phenotypic abnormalities and the project's lists, CUI-less ones included:
             :func:`share_ner.distant.label_lexicon`) instead of the whole lexicon; the normalizer keeps the lexicon.
@@ -578,6 +581,7 @@ class SynthConfig:
     modifier_share: float = 0.0
     modifier_adjectives: bool = False
     label_features: bool = False
+    derived_names: bool = False
     seed: int = 13
 
     def to_dict(self) -> dict[str, object]:
