@@ -24,7 +24,7 @@ def private_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     """Every test's ``SHARE_NER_CACHE`` (and ``XDG_CACHE_HOME``): never the user's ``~/.cache``. It lies in pytest's
     own cache directory, kept between runs, so the default model and the HPO index are built once, not per run (a
     model key or index hash that changes gives a new entry); a test that needs a cold cache sets its own."""
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
     directory = cache.mkdir("share-ner-cache") if cache is not None else tmp_path_factory.mktemp("share-ner-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SHARE_NER_CACHE", str(directory))
