@@ -243,6 +243,26 @@ def chia_scheme_misses(pipeline: Any, data: Path, split: str = "chia/dev") -> di
             "f1": f1(exact, n_pred), "f1_found": f1(exact + scheme, n_pred + scheme)}
 
 
+def normalization_bound(pipeline: Any, gold: Mapping[str, list[Any]], pred: Mapping[str, list[Any]]) -> dict[str, int]:
+    """Task 1b's end-to-end counts: gold mentions, those found exactly, those of them whose CUI the normalizer's
+    lexicon or training gazetteer holds (or that are CUI-less: what any normalizer of these names could get
+    right), and those normalized right."""
+    from share_ner.document import CUI_LESS
+
+    known = pipeline.normalizer.lexicon.cuis() | pipeline.normalizer.gazetteer.cuis() | {CUI_LESS}
+    counts = {"gold": 0, "found": 0, "reachable": 0, "right": 0}
+    for doc_id, mentions in gold.items():
+        by_spans = {p.spans: p for p in pred.get(doc_id, ())}
+        for g in mentions:
+            counts["gold"] += 1
+            p = by_spans.get(g.spans)
+            if p is not None:
+                counts["found"] += 1
+                counts["reachable"] += g.cui in known
+                counts["right"] += p.cui == g.cui
+    return counts
+
+
 def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dict[str, Any]:
     from share_ner.default_model.synthetic import same_length_upper
     from share_ner.document import Document
@@ -253,7 +273,22 @@ def corpus_scores(pipeline: Any, data: Path, split: str, normalize: bool) -> dic
     upper_docs = {k: Document(d.id, same_length_upper(d.text)) for k, d in docs.items()}
     upper_pred, _ = run(pipeline, upper_docs, normalize=False)
     return {"split": split, "mixed": score(gold, pred), "upper": score(gold, upper_pred), "cpu": cpu,
-            "chars": sum(len(d.text) for d in docs.values()), "normalized": normalize}
+            "chars": sum(len(d.text) for d in docs.values()), "normalized": normalize,
+            "bound": normalization_bound(pipeline, gold, pred) if normalize and pipeline.normalizer else None}
+
+
+def bound_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One sentence per normalized split: how far Task 1b accuracy can go with this tagging and lexicon."""
+    lines = []
+    for row in rows:
+        b = row.get("bound")
+        if b:
+            lines.append(f"{row['split']}, Task 1b: of {b['gold']} gold mentions {b['found']} are found exactly, "
+                         f"{b['reachable']} of those have a CUI the normalizer's lexicon or training gazetteer holds "
+                         f"(or are CUI-less), and {b['right']} are normalized right: strict accuracy "
+                         f"{b['right'] / b['gold']:.3f}, at most {b['reachable'] / b['gold']:.3f} with this tagging "
+                         "and lexicon.")
+    return lines
 
 
 def throughput(pipelines: Mapping[str, Any], data: Path, n_notes: int, repeats: int = 2) -> dict[str, float]:
@@ -379,7 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{split} ...", file=sys.stderr, flush=True)
         rows.append(corpus_scores(pipeline, data, split, normalize=split.startswith("mantra_gsc")))
         print(corpus_table(rows)[-1], flush=True)
-    ctable = corpus_table(rows)
+    ctable = corpus_table(rows) + ["", *bound_lines(rows)]
     print("\n".join(ctable))
     speed: list[str] = []
     if args.against is not None:
