@@ -249,7 +249,7 @@ def normalization_bound(pipeline: Any, gold: Mapping[str, list[Any]], pred: Mapp
     right), and those normalized right."""
     from share_ner.document import CUI_LESS
 
-    known = pipeline.normalizer.lexicon.cuis() | pipeline.normalizer.gazetteer.cuis() | {CUI_LESS}
+    known = pipeline.normalizer.lexicon.cuis | pipeline.normalizer.gazetteer.cuis | {CUI_LESS}
     counts = {"gold": 0, "found": 0, "reachable": 0, "right": 0}
     for doc_id, mentions in gold.items():
         by_spans = {p.spans: p for p in pred.get(doc_id, ())}
