@@ -30,8 +30,9 @@ def fold_plural(key: str) -> str:
     ``rash``; and the Greek and Latin plurals of clinical notes: ``metastases`` and ``metastasis`` →
     ``metastase``, ``calculi`` → ``calculus``, ``bullae`` → ``bulla``. Where a plural's ending does not tell its
     singular's (``-uses``: ``virus`` or ``cause``; ``-ches``: ``patch`` or ``headache``; ``-ices``: ``apex`` or
-    ``device``), both singulars are cut to the plural's stem (``caus``, ``headach``, ``apic``, ``devic``). The
-    key need not be a word, since both sides get it; a key is its own key. Words of three letters are kept.
+    ``device``), both singulars get the same key (``caus``, ``headach``, ``apix``, ``devix``; ``-ix``, not ``-ic``, so
+    that a stemmer cutting ``-ical`` to ``-ic`` keeps ``cervix`` and ``cervical`` apart). The key need not be a word,
+    since both sides get it; a key is its own key. Words of three letters are kept.
     """
     n = len(key)
     if n <= 3:
@@ -39,7 +40,7 @@ def fold_plural(key: str) -> str:
     if n > 4 and key.endswith("ies"):
         return key[:-3] + "y"
     if n > 5 and key.endswith("ices"):
-        return key[:-4] + "ic"
+        return key[:-4] + "ix"
     if n > 4 and key.endswith(("sses", "ches", "shes", "xes", "uses", "ises")):
         key = key[:-2]
     elif n > 4 and key.endswith("ae"):
@@ -51,10 +52,12 @@ def fold_plural(key: str) -> str:
     if key[-1] == "i":  # calculi, thrombi, rhonchi
         return key[:-1] + "us"
     if len(key) > 3:
-        if key.endswith(("che", "she", "use", "ise", "ice")):
+        if key.endswith(("che", "she", "use", "ise")):
             return key[:-1]
-        if key.endswith(("ex", "ix")):
-            return key[:-2] + "ic"
+        if key.endswith("ice"):
+            return key[:-3] + "ix"
+        if key.endswith("ex"):
+            return key[:-2] + "ix"
     return key
 
 

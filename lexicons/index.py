@@ -31,6 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse._sparsetools import csc_matvec, csr_matvec  # y += A x, as the sparse products call them
 
+from share_ner.features.matcher import fold_plural
 from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.io import atomic_write_bytes
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
@@ -38,7 +39,7 @@ from share_ner.lexicons.lexicon import Lexicon, cache_dir
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-INDEX_VERSION = 16
+INDEX_VERSION = 17
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # tf-idf rows of queries remembered per index (about 0.3 kB each): enough for the queries of a batch, which are
 # looked up for their best cosine and then for their hits; after that their results are remembered instead
@@ -85,17 +86,11 @@ def soft_normalize(text: str) -> str:
 
 @lru_cache(maxsize=100_000)
 def stem(word: str) -> str:
-    """A light suffix stripper for plurals and inflections (tumors→tumor, infected→infect)."""
+    """A light suffix stripper for plurals (the term matcher's :func:`~share_ner.features.matcher.fold_plural`:
+    tumors→tumor, metastases→metastasis' key) and inflections (infected→infect)."""
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith(("ss", "us", "is", "ys")):
-        pass
-    elif word.endswith("s"):
-        word = word[:-1]
+    word = fold_plural(word)
     if word.endswith("ical") and len(word) > 6:  # neurological → neurologic
         return word[:-2]
     if word.endswith("ing") and len(word) > 5:

@@ -22,7 +22,7 @@ from share_ner.lexicons import (
 )
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import parse_obo
-from share_ner.lexicons.index import make_vectorizer, normalized_key, soft_normalize
+from share_ner.lexicons.index import make_vectorizer, normalized_key, soft_normalize, stem
 
 META = Path(__file__).parent / "fixtures" / "umls" / "META"
 
@@ -260,6 +260,11 @@ def test_string_keys():
     assert normalized_key("Tumours, malignant") == normalized_key("malignant tumor")
     assert normalized_key("infected wounds") == normalized_key("wound infected")
     assert soft_normalize("Haemorrhage  (Oedema)") == "hemorrhage edema"
+    # plurals fold as in the term matcher: -ys, Greek and Latin plurals
+    assert normalized_key("Polycystic kidneys") == normalized_key("polycystic kidney")
+    assert normalized_key("bone metastases") == normalized_key("Bone metastasis")
+    assert normalized_key("renal calculi") == normalized_key("renal calculus")
+    assert stem("cervical") != stem("cervix")  # "cervical" is of the neck as often as of the cervix
 
 
 OBO = """format-version: 1.2
