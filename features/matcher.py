@@ -32,7 +32,7 @@ def fold_plural(key: str) -> str:
     singular's (``-uses``: ``virus`` or ``cause``; ``-ches``: ``patch`` or ``headache``; ``-ices``: ``apex`` or
     ``device``), both singulars get the same key (``caus``, ``headach``, ``apix``, ``devix``; ``-ix``, not ``-ic``, so
     that a stemmer cutting ``-ical`` to ``-ic`` keeps ``cervix`` and ``cervical`` apart). The key need not be a word,
-    since both sides get it; a key is its own key. Words of three letters are kept.
+    since both sides get it; a key is its own key. Words of three letters or fewer are kept.
     """
     n = len(key)
     if n <= 3:

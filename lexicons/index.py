@@ -87,7 +87,7 @@ def soft_normalize(text: str) -> str:
 @lru_cache(maxsize=100_000)
 def stem(word: str) -> str:
     """A light suffix stripper for plurals (the term matcher's :func:`~share_ner.features.matcher.fold_plural`:
-    tumors→tumor, metastases→metastasis' key) and inflections (infected→infect)."""
+    tumors→tumor, metastases and metastasis→metastas) and inflections (infected→infect)."""
     if len(word) <= 3 or not word.isalpha():
         return word
     word = fold_plural(word)

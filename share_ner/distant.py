@@ -81,7 +81,8 @@ class DistantConfig:
     # HPO does not name (chosen on chia, ncbi_disease, bc5cdr dev and negex_kit/dev: benchmarks/results/default_real.md)
     icd_names: bool = True
     # also match the adjectives of one-word names, with the noun's CUI: "anemic", "osteoporotic", "syncopal"
-    # (share_ner.lexicons.variants), and give them to the normalizer's lexicon
+    # (share_ner.lexicons.variants), and give them to the normalizer's lexicon; off: a model trained on distant labels
+    # alone lost chia/dev and ncbi_disease/dev F1 with them (benchmarks/results/default_real.md)
     derived_names: bool = False
     # The project's list names with a CUI join the normalizer's lexicon (and, without label_features, the term
     # features' lexicon), so that they are normalized like the lexicon's own names.
@@ -103,8 +104,7 @@ class DistantConfig:
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
         for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "derived_names",
-                     "lists_in_lexicon",
-                     "label_features", "round_lexicon_features"):
+                     "lists_in_lexicon", "label_features", "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
 
