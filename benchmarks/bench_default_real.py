@@ -121,7 +121,7 @@ def negex_recall(pipeline: Any, data: Path) -> dict[str, Any]:
                 keys = [("mixed", pred), ("mixed-upper", other)]
             for key, predicted in keys:
                 found = predicted.get(doc_id, [])
-                overlap = any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans)
+                overlap = any(g.overlaps(p) for p in found)
                 strict = any(p.spans == g.spans for p in found)
                 row = groups.setdefault(key, [0, 0, 0])
                 row[0] += 1
@@ -206,7 +206,7 @@ def negex_errors(pipeline: Any, data: Path) -> dict[str, int]:
             condition = " ".join(doc.text[s:e] for s, e in g.spans)
             if is_normal_finding(condition) or any(p.spans == g.spans for p in found):
                 continue
-            over = [p for p in found if any(ps < ge and gs < pe for ps, pe in p.spans for gs, ge in g.spans)]
+            over = [p for p in found if g.overlaps(p)]
             predicted = " ".join(doc.text[s:e] for s, e in over[0].spans) if over else None
             counts[error_group(condition, predicted, listed)] += 1
     return counts
@@ -231,7 +231,7 @@ def chia_scheme_misses(pipeline: Any, data: Path, split: str = "chia/dev") -> di
             n_gold += 1
             if g.spans in spans:
                 exact += 1
-            elif not any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans):
+            elif not any(g.overlaps(p) for p in found):
                 missed += 1
                 text = " ".join(doc.text[s:e] for s, e in g.spans).lower()
                 scheme += any(w in text for w in CHIA_SCHEME_WORDS)

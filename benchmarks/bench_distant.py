@@ -55,7 +55,7 @@ def negex_label_recall(docs: Mapping[str, Any], gold: Mapping[str, list[Any]],
                 continue
             found = pred.get(doc_id, [])
             n += 1
-            overlap += any(ps < ge and gs < pe for p in found for ps, pe in p.spans for gs, ge in g.spans)
+            overlap += any(g.overlaps(p) for p in found)
             strict += any(p.spans == g.spans for p in found)
     return overlap / max(n, 1), strict / max(n, 1)
 
@@ -86,10 +86,11 @@ def label_table(data: Path) -> list[str]:
     return lines
 
 
-def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float, out: Path,
-                   seed: int | None = None, synthetic_weight: int = 3, coordinations: bool = False,
+def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float | None, out: Path,
+                   seed: int | None = None, synthetic_weight: int | None = None, coordinations: bool = False,
                    derived: bool | None = None) -> Path:
-    from share_ner.default_model.build import DEFAULT_SYNTH, default_model_dir
+    """The packaged model's training with these changes; None: the packaged model's setting."""
+    from share_ner.default_model.build import DEFAULT_NOTES, DEFAULT_SYNTH, default_model_dir
     from share_ner.default_model.release import distant_notes, release_notes, train_combined
     from share_ner.default_model.synthetic import training_data
     from share_ner.distant import DistantConfig
@@ -100,8 +101,12 @@ def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: f
     docs, gold = training_data(synth)
     notes = release_notes(data / "mtsamples" / "raw" / "notes", n_notes)
     seed_model = default_model_dir(synth=synth, cache=CACHE, packaged=False) if self_train else None
+    if min_confidence is None:
+        min_confidence = DEFAULT_NOTES.min_confidence
+    if synthetic_weight is None:
+        synthetic_weight = DEFAULT_NOTES.synthetic_weight
     note_docs, labels = distant_notes(notes, seed_model, synth, min_confidence,
-                                      DistantConfig(coordinations=coordinations, derived_names=synth.derived_names))
+                                      DistantConfig(coordinations=coordinations))
     print(f"{len(notes)} MTSamples notes, {sum(map(len, labels.values()))} labels", file=sys.stderr, flush=True)
     # without notes the default before: the synthetic data once
     return train_combined(docs, gold, note_docs, labels, out, synth, synthetic_weight if n_notes else 1)
@@ -113,8 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--labels", action="store_true", help="score the distant labeler's settings")
     parser.add_argument("--combine", type=int, metavar="N", help="default data + N distant-labelled notes")
     parser.add_argument("--self-train", action="store_true", help="--combine: the default's confident mentions too")
-    parser.add_argument("--min-confidence", type=float, default=0.7, help="--self-train marginal (default 0.7)")
-    parser.add_argument("--synthetic-weight", type=int, default=3, help="--combine N > 0: the synthetic data's copies")
+    parser.add_argument("--min-confidence", type=float, help="--self-train marginal (default: the packaged model's)")
+    parser.add_argument("--synthetic-weight", type=int,
+                        help="--combine N > 0: the synthetic data's copies (default: the packaged model's)")
     parser.add_argument("--coordinations", action="store_true", help="--combine: coordinated modifiers' labels")
     parser.add_argument("--derived", choices=("on", "off"),
                         help="--combine: the lexicons' derived adjectives (derived_names) on or off (default: shipped)")

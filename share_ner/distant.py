@@ -263,10 +263,6 @@ def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float)
     return kept, ranges
 
 
-def _overlaps(a: Mention, b: Mention) -> bool:
-    return any(s < f and e > t for s, e in a.spans for t, f in b.spans)
-
-
 def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_of: Callable[[Mention], str],
             *, keep_lexicon: bool = False) -> list[Mention]:
     """Confident tagged mentions, plus the lexicon labels none of them overlaps; with ``keep_lexicon``, the
@@ -274,10 +270,10 @@ def relabel(lexicon_gold: Sequence[Mention], confident: Sequence[Mention], cui_o
     if keep_lexicon:
         merged = list(lexicon_gold)
         merged += [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident
-                   if not any(_overlaps(m, g) for g in lexicon_gold)]
+                   if not any(m.overlaps(g) for g in lexicon_gold)]
     else:
         merged = [Mention(m.doc_id, m.spans, cui_of(m)) for m in confident]
-        merged += [m for m in lexicon_gold if not any(_overlaps(m, c) for c in confident)]
+        merged += [m for m in lexicon_gold if not any(m.overlaps(c) for c in confident)]
     return sorted(merged, key=lambda m: (m.spans, m.cui))
 
 

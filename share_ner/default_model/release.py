@@ -11,8 +11,8 @@ themselves are not packaged, only the model trained on them:
 1. the seed model is trained on the project's synthetic data alone (:func:`share_ner.default_model.build.train_default`:
    the hand-annotated notes and the template documents);
 2. the last :attr:`NotesConfig.count` notes by id are labelled by lexicon matching (:mod:`share_ner.distant`:
-   HPO's phenotypic abnormalities, the project's lists and ICD-10-CM's short disorder names, with the body sites
-   and disorder adjectives before a match joined), and the seed model's confident mentions (every token's marginal
+   HPO's phenotypic abnormalities, the project's lists, ICD-10-CM's short disorder names and the derived
+   adjectives of one-word names, with the body sites and disorder adjectives before a match joined), and the seed model's confident mentions (every token's marginal
    at least :attr:`NotesConfig.min_confidence`) replace the labels they overlap: self-training, so that the
    notes teach the disorders the lists lack instead of teaching them as "no disorder";
 3. of those notes only the sentences holding a label are kept (the others become spaces, offsets unchanged), and
@@ -34,6 +34,7 @@ import hashlib
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -97,7 +98,9 @@ def distant_notes(notes: Mapping[str, Document], seed_model: Path | None, synth:
                   min_confidence: float = DEFAULT_NOTES.min_confidence, config: DistantConfig = DistantConfig()
                   ) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """The notes as training data: lexicon labels, the confident mentions of ``seed_model`` in their place where
-    they overlap (none when ``seed_model`` is None), labelled sentences only, recased as ``synth`` says."""
+    they overlap (none when ``seed_model`` is None), labelled sentences only, recased as ``synth`` says. The labels
+    take the derived adjectives when the default's lexicons do (``synth.derived_names``)."""
+    config = replace(config, derived_names=synth.derived_names)
     labels = lexicon_labels(notes, labelling_matcher(default_lexicon(), config), config.min_chars, config.modifiers,
                             config.coordinations)
     if seed_model is not None:
@@ -130,8 +133,7 @@ def build_release(notes_dir: Path, out: Path, *, synth: SynthConfig = DEFAULT_SY
         say("training the seed model on the synthetic data")
         seed = train_default(docs, gold, Path(tmp) / "seed", synth) if notes.self_train else None
         say(f"labelling {len(chosen)} notes")
-        note_docs, labels = distant_notes(chosen, seed, synth, notes.min_confidence,
-                                          DistantConfig(derived_names=synth.derived_names))
+        note_docs, labels = distant_notes(chosen, seed, synth, notes.min_confidence)
         say("training the default model")
         built = train_combined(docs, gold, note_docs, labels, Path(out), synth, notes.synthetic_weight)
     release = {
