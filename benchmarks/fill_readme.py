@@ -203,6 +203,15 @@ def spark() -> str:
                  "MTSamples notes, default model")
 
 
+def spark_scale() -> str:
+    targets = tables("spark_scale.md")[1]
+    split = tables("spark_scale.md")[2]
+    return block("`share-ner spark` as the job grows", "spark_scale.md",
+                 markdown(targets) + "\n\n" + markdown(split),
+                 "the same runs on the MTSamples notes once and four times over; Spark's extra time against "
+                 "`--jobs 2` as a fixed part plus a part per note")
+
+
 def spacy() -> str:
     table = pick(tables("spacy.md")[0], None,
                  ["corpus", "notes", "mentions", "boundaries inside a spaCy token", "notes whose spans differ",
@@ -241,7 +250,7 @@ def end_to_end() -> str:
 
 def section() -> str:
     parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), end_to_end(), memory(),
-             attributes(), fault_injection(), spark(), spacy(), report(), others()]
+             attributes(), fault_injection(), spark(), spark_scale(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])
 
