@@ -208,8 +208,8 @@ def spark_scale() -> str:
     split = tables("spark_scale.md")[2]
     return block("`share-ner spark` as the job grows", "spark_scale.md",
                  markdown(targets) + "\n\n" + markdown(split),
-                 "the same runs on the MTSamples notes once and four times over; Spark's extra time against "
-                 "`--jobs 2` as a fixed part plus a part per note")
+                 "the same runs on the MTSamples notes once and repeated under new ids; Spark's extra time "
+                 "against `--jobs 2` as a fixed part plus a part per note")
 
 
 def spacy() -> str:
