@@ -278,6 +278,13 @@ def stage_label(stage: dict, stages: list[dict]) -> str:
     return "read the input's schema (Parquet footers)"
 
 
+def publish(path: Path, lines: list[str]) -> None:
+    """Write a results file and print it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
 def measures(runs: dict[str, dict]) -> dict:
     """The issue's measures of one set of runs: rates, speed-ups and Spark's overhead against ``--jobs 2``."""
     t1, t2, s1, s2 = (runs[k] for k in ("tag --jobs 1", "tag --jobs 2", "spark local[1]", "spark local[2]"))
@@ -464,9 +471,7 @@ def write_results(raw: dict) -> None:
         "times this length) scale the time with their characters.",
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines))
-    print("\n".join(lines))
+    publish(RESULTS, lines)
 
 
 def marginal(small: dict, large: dict, key: str) -> float:
@@ -558,9 +563,7 @@ def write_scale_results(raw: dict) -> None:
         "load) is paid once per executor, and a job over a hospital's notes is thousands of times these sizes.",
         "",
     ]
-    SCALE_RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    SCALE_RESULTS.write_text("\n".join(lines))
-    print("\n".join(lines))
+    publish(SCALE_RESULTS, lines)
 
 
 if __name__ == "__main__":
