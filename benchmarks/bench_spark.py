@@ -287,7 +287,7 @@ def publish(path: Path, lines: list[str]) -> None:
 
 def measures(runs: dict[str, dict]) -> dict:
     """The issue's measures of one set of runs: rates, speed-ups and Spark's overhead against ``--jobs 2``."""
-    t1, t2, s1, s2 = (runs[k] for k in ("tag --jobs 1", "tag --jobs 2", "spark local[1]", "spark local[2]"))
+    t2, s1, s2 = (runs[k] for k in ("tag --jobs 2", "spark local[1]", "spark local[2]"))
     rate = {k: r["notes"] / (r["job"] if "job" in r else r["seconds"]) for k, r in runs.items()}
     cpu_rate = {k: r["notes"] / r["cpu"] for k, r in runs.items()}
     tag_speedup = rate["tag --jobs 2"] / rate["tag --jobs 1"]
@@ -330,7 +330,7 @@ def target_rows(m: dict) -> list[str]:
 
 def write_results(raw: dict) -> None:
     runs, chars, before, after = raw["runs"], raw["chars"], raw["load_before"], raw["load_after"]
-    t1, t2, s1, s2 = (runs[k] for k in ("tag --jobs 1", "tag --jobs 2", "spark local[1]", "spark local[2]"))
+    t2, s1, s2 = (runs[k] for k in ("tag --jobs 2", "spark local[1]", "spark local[2]"))
     c2 = runs["spark local[2], full JIT"]
     n = s2["notes"]
     m = measures(runs)
