@@ -303,34 +303,31 @@ def measures(runs: dict[str, dict]) -> dict:
             "free": tag_speedup >= 1.7}
 
 
-def target_rows(m: dict) -> list[str]:
-    """The issue's targets as a Markdown table, from :func:`measures`."""
+def targets(m: dict) -> list[tuple[str, str, str]]:
+    """The issue's targets from :func:`measures`: (target, measured, met) each."""
     yes = {True: "yes", False: "no"}
-    free = m["free"]
 
     def judged(ok: bool) -> str:
-        return yes[ok] if free else "not judged (load)"
+        return yes[ok] if m["free"] else "not judged (load)"
 
     return [
-        "| target | measured | met |",
-        "|---|---:|---|",
-        f"| `local[2]` ≥ 1.8 × `local[1]` (notes/s, wall) | {m['speedup']:.2f} × | {judged(m['speedup'] >= 1.8)} |",
-        f"| Spark's overhead against `--jobs 2`, share of Spark's wall once the session is up ≤ 15 % | "
-        f"{m['overhead'] * 100:.1f} % | {judged(m['overhead'] <= 0.15)} |",
-        f"| the same with warm workers, against `--jobs 2` after its model load | {m['warm_overhead'] * 100:.1f} % | "
-        f"{judged(m['warm_overhead'] <= 0.15)} |",
-        f"| load-independent: Spark's extra CPU seconds against `--jobs 2`, share of Spark's ≤ 15 % | "
-        f"{m['cpu_overhead'] * 100:.1f} % | {yes[m['cpu_overhead'] <= 0.15]} |",
-        f"| load-independent: `local[2]` / `local[1]` per CPU second (notes per CPU s) | "
-        f"{m['cpu_rate_ratio']:.2f} × | – |",
-        f"| load-independent estimate of `local[2]` / `local[1]` on 2 free cores: 2 × CPU s of `local[1]` / CPU s "
-        f"of `local[2]` ≥ 1.8 | {m['cpu_speedup']:.2f} × | {yes[m['cpu_speedup'] >= 1.8]} |",
+        ("`local[2]` ≥ 1.8 × `local[1]` (notes/s, wall)", f"{m['speedup']:.2f} ×", judged(m["speedup"] >= 1.8)),
+        ("Spark's overhead against `--jobs 2`, share of Spark's wall once the session is up ≤ 15 %",
+         f"{m['overhead'] * 100:.1f} %", judged(m["overhead"] <= 0.15)),
+        ("the same with warm workers, against `--jobs 2` after its model load", f"{m['warm_overhead'] * 100:.1f} %",
+         judged(m["warm_overhead"] <= 0.15)),
+        ("load-independent: Spark's extra CPU seconds against `--jobs 2`, share of Spark's ≤ 15 %",
+         f"{m['cpu_overhead'] * 100:.1f} %", yes[m["cpu_overhead"] <= 0.15]),
+        ("load-independent: `local[2]` / `local[1]` per CPU second (notes per CPU s)",
+         f"{m['cpu_rate_ratio']:.2f} ×", "–"),
+        ("load-independent estimate of `local[2]` / `local[1]` on 2 free cores: 2 × CPU s of `local[1]` / CPU s "
+         "of `local[2]` ≥ 1.8", f"{m['cpu_speedup']:.2f} ×", yes[m["cpu_speedup"] >= 1.8]),
     ]
 
 
 def write_results(raw: dict) -> None:
     runs, chars, before, after = raw["runs"], raw["chars"], raw["load_before"], raw["load_after"]
-    t2, s1, s2 = (runs[k] for k in ("tag --jobs 2", "spark local[1]", "spark local[2]"))
+    s1, s2 = runs["spark local[1]"], runs["spark local[2]"]
     c2 = runs["spark local[2], full JIT"]
     n = s2["notes"]
     m = measures(runs)
@@ -389,7 +386,9 @@ def write_results(raw: dict) -> None:
            "targets compare runs made under different loads and are not judged; the CPU-second rows are."
            if not free else "."),
         "",
-        *target_rows(m),
+        "| target | measured | met |",
+        "|---|---:|---|",
+        *(f"| {target} | {measured} | {met} |" for target, measured, met in targets(m)),
         "",
         "## Where the CPU goes",
         "",
@@ -516,17 +515,15 @@ def write_scale_results(raw: dict) -> None:
               f"{ms['tag_speedup']:.2f} × and {ml['tag_speedup']:.2f} × the notes/s of `--jobs 1`; as in spark.md, "
               "a wall-clock row is judged only where that is at least 1.7 × (both cores free), the CPU-second rows "
               "always:", ""]
-    first, second = target_rows(ms), target_rows(ml)
     lines += [f"| target | {n:,} notes | {big:,} notes | met on {big:,} |", "|---|---:|---:|---|"]
-    for a, b in zip(first[2:], second[2:]):
-        ca, cb = a.strip("|").split(" | "), b.strip("|").split(" | ")
-        lines.append(f"| {ca[0].strip()} | {ca[1]} | {cb[1]} | {cb[2].strip()} |")
+    lines += [f"| {target} | {measured} | {larger} | {met} |"
+              for (target, measured, _), (_, larger, met) in zip(targets(ms), targets(ml))]
     t2s, t2l, s2s, s2l = small["tag --jobs 2"], large["tag --jobs 2"], small["spark local[2]"], large["spark local[2]"]
     s1s, s1l = small["spark local[1]"], large["spark local[1]"]
     extra_wall = {"small": s2s["job"] - t2s["seconds"], "large": s2l["job"] - t2l["seconds"]}
     extra_cpu = {"small": s2s["cpu"] - t2s["cpu"], "large": s2l["cpu"] - t2l["cpu"]}
-    per_note_wall = (extra_wall["large"] - extra_wall["small"]) / (big - n)
-    per_note_cpu = (extra_cpu["large"] - extra_cpu["small"]) / (big - n)
+    per_note_wall = marginal(s2s, s2l, "job") - marginal(t2s, t2l, "seconds")
+    per_note_cpu = marginal(s2s, s2l, "cpu") - marginal(t2s, t2l, "cpu")
     fixed_wall, fixed_cpu = extra_wall["small"] - per_note_wall * n, extra_cpu["small"] - per_note_cpu * n
     spark_note_wall, spark_note_cpu = marginal(s2s, s2l, "job"), marginal(s2s, s2l, "cpu")
     local_ratio = marginal(s1s, s1l, "job") / spark_note_wall
