@@ -16,9 +16,10 @@ A model directory is untrusted input (copied between machines, cut short by a fu
 ``config.json`` holds a manifest of the model's other files (``files``: each one's size and SHA-256, written when
 the model is saved) and a checksum of its own content (``checksum``); :func:`read_model_info` checks both, and
 the types of the sections it reads, before anything else reads the model, and refuses a bad model with one line
-naming the file. A model saved before the manifest existed has neither: it is checked by what it recorded then
-(the row counts of its terms and clusters, the hash of its normalizer's lexicon copy) and by the structure check
-of its CRFsuite file (:func:`share_ner.tagging.weights.check_model_bytes`), which every model gets.
+naming the file; the CRFsuite file's structure is checked too before CRFsuite reads it
+(:func:`share_ner.tagging.weights.check_model_bytes`). A model saved before the manifest existed is refused with
+one line saying how to record its files once (:func:`seal_model`, ``share-ner model seal``): nothing else could
+tell a weight changed by a flipped bit or a gazetteer cut short from the model as it was trained.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from share_ner import __version__
 from share_ner.errors import ShareNerError
-from share_ner.io import atomic_write_text
+from share_ner.io import atomic_write_bytes, atomic_write_text
 
 MODEL_FORMAT = "share-ner-model"
 MODEL_FORMAT_VERSION = 1
@@ -190,14 +191,9 @@ def _check_manifest(directory: Path, config_path: Path, data: dict[str, Any]) ->
                              "retrain the model or restore its directory")
 
 
-def read_model_info(directory: str | Path) -> ModelInfo:
-    """Read and check a model directory: existence, format version, the types of config.json's sections, its
-    checksum and manifest (every file's size and SHA-256), and every file config.json lists.
-
-    Raises:
-        ModelError: one line naming the directory or the bad file, or the two format versions.
-    """
-    directory = Path(directory)
+def _read_config(directory: Path) -> dict[str, Any]:
+    """``config.json`` of ``directory``, checked: it exists, is JSON, is a model config of this format version, and
+    its sections have the types the loader expects."""
     if not directory.exists():
         raise ModelError(f"{directory}: model directory does not exist")
     if not directory.is_dir():
@@ -219,9 +215,18 @@ def read_model_info(directory: str | Path) -> ModelInfo:
             f"which reads model format version {MODEL_FORMAT_VERSION}; retrain the model or use that version"
         )
     _check_sections(config_path, data)
-    if MANIFEST_KEY in data or CHECKSUM_KEY in data:
-        _check_manifest(directory, config_path, data)
-    # else: a model saved before the manifest existed, checked by what it recorded (see the module's docstring)
+    return data
+
+
+def read_model_info(directory: str | Path) -> ModelInfo:
+    """Read and check a model directory: existence, format version, the types of config.json's sections, every
+    file config.json lists, and its checksum and manifest (every file's size and SHA-256).
+
+    Raises:
+        ModelError: one line naming the directory or the bad file, or the two format versions.
+    """
+    directory = Path(directory)
+    data = _read_config(directory)
     info = ModelInfo(directory, data)
     required = [FILES.crf]
     if info.has_terms:
@@ -233,7 +238,39 @@ def read_model_info(directory: str | Path) -> ModelInfo:
             raise ModelError(f"{directory}: incomplete model directory: missing {name}")
     if info.has_normalizer and not (directory / FILES.normalizer).is_dir():
         raise ModelError(f"{directory}: incomplete model directory: missing {FILES.normalizer}/")
+    if MANIFEST_KEY not in data and CHECKSUM_KEY not in data:
+        raise ModelError(f"{directory}: saved before share-ner checked the files of a model (its {FILES.config} "
+                         f"has no manifest); if the model is intact, record its files once with "
+                         f"'share-ner model seal {directory}', or retrain it")
+    _check_manifest(directory, directory / FILES.config, data)
     return info
+
+
+def seal_model(directory: str | Path, check: Callable[[Path], object], *, force: bool = False) -> int:
+    """Record the manifest and checksum of a model saved before they existed, or (``force``) of one whose files
+    or config were changed on purpose: its files are taken as they are now, then ``check(directory)`` (a full
+    load) must pass, else the config is put back as it was. Returns how many files the manifest lists.
+
+    Raises:
+        ModelError: the model is sealed already (and intact, or, without ``force``, not: the file that differs),
+            or it fails ``check``.
+    """
+    directory = Path(directory)
+    config_path = directory / FILES.config
+    data = _read_config(directory)
+    if (MANIFEST_KEY in data or CHECKSUM_KEY in data) and not force:
+        _check_manifest(directory, config_path, data)
+        raise ModelError(f"{directory}: sealed already, and every file matches its manifest")
+    before = config_path.read_bytes()
+    data.pop(MANIFEST_KEY, None)
+    data.pop(CHECKSUM_KEY, None)
+    write_config(directory, data)
+    try:
+        check(directory)
+    except BaseException:
+        atomic_write_bytes(config_path, before)
+        raise
+    return len(read_model_info(directory).data[MANIFEST_KEY])
 
 
 def write_terms(path: Path, terms: Iterable[tuple[str, str]]) -> int:

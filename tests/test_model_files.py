@@ -18,7 +18,8 @@ import pytest
 import share_ner
 from share_ner.batch.annotate import load_annotator
 from share_ner.errors import ShareNerError
-from share_ner.model import CHECKSUM_KEY, MANIFEST_KEY, ModelError, read_model_info, write_config
+from share_ner.linking.normalizer import Normalizer
+from share_ner.model import CHECKSUM_KEY, MANIFEST_KEY, ModelError, read_model_info, read_terms, write_config
 from share_ner.tagging.weights import WeightsError, check_model_bytes
 
 
@@ -48,9 +49,8 @@ def test_the_manifest_lists_every_file_with_its_size_and_hash(tiny_model: Path) 
     assert crf["bytes"] == (tiny_model / "model.crfsuite").stat().st_size and len(crf["sha256"]) == 64
 
 
-@pytest.mark.parametrize("manifest", [True, False])
-def test_a_truncated_crf_file_is_one_error_naming_it(tiny_model: Path, tmp_path: Path, manifest: bool) -> None:
-    model = _copy(tiny_model, tmp_path, manifest)
+def test_a_truncated_crf_file_is_one_error_naming_it(tiny_model: Path, tmp_path: Path) -> None:
+    model = _copy(tiny_model, tmp_path)
     crf = model / "model.crfsuite"
     original = crf.read_bytes()
     for k in range(16):
@@ -60,19 +60,44 @@ def test_a_truncated_crf_file_is_one_error_naming_it(tiny_model: Path, tmp_path:
         assert str(err.value).startswith(f"{crf}: ") and "\n" not in str(err.value)
 
 
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "share_ner.cli", *args], capture_output=True, text=True, timeout=300)
+
+
 def test_tag_with_a_truncated_crf_file_exits_2_without_a_signal(tiny_model: Path, tmp_path: Path) -> None:
     """In a child process: CRFsuite's reader, given the file, would end it with SIGSEGV."""
-    model = _copy(tiny_model, tmp_path, manifest=False)
+    model = _copy(tiny_model, tmp_path)
     _cut(model / "model.crfsuite", 0.5)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.txt").write_text("He has chest pain.\n")
     for jobs in ("1", "2"):
-        run = subprocess.run([sys.executable, "-m", "share_ner.cli", "tag", str(notes), "--model", str(model),
-                              "--jobs", jobs, "--out", str(tmp_path / f"out{jobs}")],
-                             capture_output=True, text=True, timeout=300)
+        run = _cli("tag", str(notes), "--model", str(model), "--jobs", jobs, "--out", str(tmp_path / f"out{jobs}"))
         assert run.returncode == 2, run.stderr
-        assert run.stderr.count("\n") == 1 and "model.crfsuite: not a readable CRFsuite model" in run.stderr
+        assert run.stderr.count("\n") == 1 and f"{model / 'model.crfsuite'}: " in run.stderr
+    # sealed as it is now, the file reaches the structure check, which stops it before CRFsuite's reader
+    config = (model / "config.json").read_bytes()
+    run = _cli("model", "seal", str(model), "--force")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
+    assert "model.crfsuite: not a readable CRFsuite model (truncated" in run.stderr
+    assert (model / "config.json").read_bytes() == config  # put back as it was
+
+
+def test_a_model_saved_before_the_manifest_is_refused_until_sealed(tiny_model: Path, tmp_path: Path) -> None:
+    model = _copy(tiny_model, tmp_path, manifest=False)
+    with pytest.raises(ModelError, match=rf"^{model}: saved before share-ner checked the files of a model .*"
+                                         rf"'share-ner model seal {model}'"):
+        share_ner.load(model)
+    run = _cli("model", "seal", str(model))
+    assert run.returncode == 0, run.stderr
+    assert share_ner.load(model)("He has chest pain.")
+    assert _cli("model", "check", str(model)).returncode == 0
+    run = _cli("model", "seal", str(model))
+    assert run.returncode == 2 and "sealed already, and every file matches its manifest" in run.stderr
+    _cut(model / "terms.tsv", 0.9)
+    run = _cli("model", "seal", str(model))  # a sealed model that changed is not sealed again unless forced
+    assert run.returncode == 2 and f"{model / 'terms.tsv'}: " in run.stderr
+    assert _cli("model", "check", str(model)).returncode == 2
 
 
 def _flip(data: bytes, rnd: random.Random, n: int) -> bytes:
@@ -160,27 +185,28 @@ def test_config_changed_after_saving_is_refused_by_its_checksum(tiny_model: Path
         read_model_info(model)
 
 
-def test_without_a_manifest_truncated_terms_and_lexicon_are_refused(tiny_model: Path, tmp_path: Path) -> None:
-    """A model saved before the manifest existed: checked against the counts and hashes it recorded."""
-    model = _copy(tiny_model, tmp_path, manifest=False)
-    read_model_info(model)  # loads: the fallback
+def test_terms_and_a_lexicon_copy_are_checked_against_what_the_model_recorded(tiny_model: Path,
+                                                                             tmp_path: Path) -> None:
+    """Besides the manifest: the row count config.json records for the terms, the hash normalizer.json records for
+    its lexicon (a normalizer directory may be loaded alone, ``share-ner normalize --model``)."""
+    model = _copy(tiny_model, tmp_path)
+    rows = json.loads((model / "config.json").read_text())["terms"]["rows"]
+    assert len(list(read_terms(model / "terms.tsv", rows))) == rows
     terms = model / "terms.tsv"
     lines = terms.read_text().splitlines(keepends=True)
     terms.write_text("".join(lines[: len(lines) // 2]))
-    with pytest.raises(ModelError, match=rf"^{terms}: \d+ terms where config.json records \d+"):
-        share_ner.load(model)
-    shutil.rmtree(model)
-    model = _copy(tiny_model, tmp_path, manifest=False)
-    meta_path = model / "normalizer" / "normalizer.json"
-    meta = json.loads(meta_path.read_text())
+    with pytest.raises(ModelError, match=rf"^{terms}: {len(lines) // 2 - 1} terms where config.json records {rows}"):
+        list(read_terms(terms, rows))
+    normalizer = model / "normalizer"
+    meta = json.loads((normalizer / "normalizer.json").read_text())
     meta["lexicon"]["path"] = str(tmp_path / "elsewhere.tsv")  # the model moved to a machine without the original
-    meta_path.write_text(json.dumps(meta))
-    share_ner.load(model)  # its copy is used
-    lexicon = model / "normalizer" / "lexicon.tsv"
+    (normalizer / "normalizer.json").write_text(json.dumps(meta))
+    Normalizer.load(normalizer)  # its copy is used
+    lexicon = normalizer / "lexicon.tsv"
     lines = lexicon.read_text().splitlines(keepends=True)
     lexicon.write_text("".join(lines[: len(lines) // 2]))
     with pytest.raises(ModelError, match=rf"^{lexicon}: differs from the lexicon this normalizer was fitted with"):
-        share_ner.load(model)
+        Normalizer.load(normalizer)
 
 
 @pytest.mark.parametrize("edit,message", [
@@ -209,14 +235,16 @@ def test_config_values_of_the_wrong_type_are_one_error(tiny_model: Path, tmp_pat
 ])
 def test_normalizer_settings_of_the_wrong_type_are_one_error(tiny_model: Path, tmp_path: Path, key, value,
                                                              message) -> None:
-    model = _copy(tiny_model, tmp_path, manifest=False)
+    model = _copy(tiny_model, tmp_path)
     path = model / "normalizer" / "normalizer.json"
     meta = json.loads(path.read_text())
     meta[key] = value
     path.write_text(json.dumps(meta))
     with pytest.raises(ShareNerError) as err:
-        share_ner.load(model)
+        Normalizer.load(model / "normalizer")  # as the model's loader reads it, the manifest aside
     assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+    with pytest.raises(ModelError, match="normalizer.json: "):
+        share_ner.load(model)
 
 
 def test_the_spacy_component_raises_the_models_error(tiny_model: Path, tmp_path: Path) -> None:
