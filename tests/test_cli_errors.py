@@ -17,7 +17,7 @@ def test_an_internal_error_is_one_line_without_its_message(monkeypatch, capsys) 
     monkeypatch.setattr(model_command, "run_check", broken)
     assert cli.main(["model", "check", "x"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "internal error: ValueError in test_lock.py:" in err and "chest" not in err
+    assert err.count("\n") == 1 and "internal error: ValueError in test_cli_errors.py:" in err and "chest" not in err
     monkeypatch.setenv(cli.DEBUG_ENV, "1")
     with pytest.raises(ValueError):
         cli.main(["model", "check", "x"])
