@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from share_ner import __version__
 from share_ner.errors import ShareNerError
-from share_ner.io import atomic_write_bytes, atomic_write_text
+from share_ner.io import atomic_write_bytes, atomic_write_text, file_sha256
 
 MODEL_FORMAT = "share-ner-model"
 MODEL_FORMAT_VERSION = 1
@@ -98,14 +98,6 @@ class ModelInfo:
 MANIFEST_KEY = "files"
 CHECKSUM_KEY = "checksum"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def file_manifest(directory: Path) -> dict[str, dict[str, Any]]:

@@ -70,6 +70,7 @@ from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.abbreviations import find_definitions
+from share_ner.io import file_sha256
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -825,8 +826,11 @@ class Normalizer:
                         shutil.copyfile(lex.path, copy)
                     ref["copy"] = NORMALIZER_FILES.lexicon_copy
             else:
-                write_lexicon(directory / NORMALIZER_FILES.lexicon_copy, lex.entries)
-                ref = {"kind": "file", "path": None, "content_hash": lex.content_hash, "copy": NORMALIZER_FILES.lexicon_copy}
+                copy = directory / NORMALIZER_FILES.lexicon_copy
+                write_lexicon(copy, lex.entries)
+                # the hash of the file written, which loading it checks (an in-memory lexicon's own may be any name)
+                ref = {"kind": "file", "path": None, "content_hash": file_sha256(copy),
+                       "copy": NORMALIZER_FILES.lexicon_copy}
         if self.gazetteer is not None:
             write_lexicon(directory / NORMALIZER_FILES.gazetteer, self.gazetteer.entries, with_count=True)
         else:
