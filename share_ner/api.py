@@ -145,7 +145,7 @@ class Annotator:
             pool.close(kill=True)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
-        return (load, (str(self.model_dir),))
+        return (functools.partial(load, time_limit=self.time_limit), (str(self.model_dir),))
 
     def __repr__(self) -> str:
         return f"Annotator(model_dir={str(self.model_dir)!r})"
