@@ -285,7 +285,7 @@ def crf_structure(fz: Fuzz) -> Outcome:
 
 HOSTILE = [r"(a+)+b", r"(a*)*b", r"(a|aa)+b", r"(a|a?)+b", r"(\w+\s?)+$", r"(.*a){12}x", r"(x+x+)+y",
            r"([a-z]+|[b-z]+)+!", r"(?:\d+-?)+X", r"(\s*a\s*)+b", r"((ab)*|a)*c", r"(?:[A-Za-z]+\s?)+;"]
-# Polynomial on the bait note's runs (of a, of "x~", of "1-"), harmless on clinical text: for the time limit.
+# Polynomial on the bait note's long runs of one character, harmless on clinical text: for the time limit.
 SLOW = [r"a*a*a*a*a*a*a*b", r"x*~*x*~*x*~*x*~*x*~*x*~*q", r"1*-*1*-*1*-*1*-*1*-*1*-*Z"]
 
 
@@ -294,7 +294,7 @@ def hostile_patterns(fz: Fuzz) -> Outcome:
     out = Outcome("")
     notes = fz.tmp / "hostile-notes"
     shutil.copytree(fz.notes, notes)
-    bait = ("a" * 300 + " " + "x~" * 150 + " " + "1-" * 150 + " " + "ab" * 150 + " aaaa " * 60 + "word " * 100) + "\n"
+    bait = " ".join(["a" * 300, "x" * 300, "1" * 300, "ab" * 150, "aaaa " * 60, "word " * 100]) + "\n"
     (notes / "bait.txt").write_text(fz.texts[0] + bait, encoding="utf-8")
     refused = timed_out = 0
     for i, regex in enumerate(HOSTILE + SLOW):
@@ -315,9 +315,9 @@ def hostile_patterns(fz: Fuzz) -> Outcome:
         # every other note is tagged (a site pattern may mask text, so only their presence is compared)
         out.losses += run.status != 0 or sum(k in got for k in fz.clean) != len(fz.clean) or \
             ("bait.pipe.txt" not in got and not stopped)
-    out.seen.append(f"{refused} of {len(HOSTILE)} refused in one line naming the file and line; "
-                    f"{timed_out} of {len(SLOW)} polynomial ones: the bait note rejected at the time limit "
-                    f"(`--note-timeout 20`, `--jobs {fz.jobs}`), every other note tagged")
+    out.seen.append(f"{refused} of {len(HOSTILE)} refused in one line naming the file and line; with "
+                    f"{timed_out} of {len(SLOW)} polynomial ones the bait note was stopped at the time limit "
+                    f"(`--note-timeout 20`, `--jobs {fz.jobs}`) and rejected by name, every other note tagged")
     return out
 
 
