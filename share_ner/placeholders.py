@@ -152,36 +152,36 @@ class _Regex:
                 return out
         return out
 
+    def inner(self, op: Any, av: Any) -> list[Any]:
+        """The sequences inside one item that the checks look into: a repeat's body, a group's, a branch's
+        alternatives (not lookarounds: they do not backtrack into the text around them)."""
+        if op in self.repeats:
+            return [av[2]]
+        if op is self.c.SUBPATTERN:
+            return [av[-1]]
+        if op is self.c.BRANCH:
+            return list(av[1])
+        return []
+
     def all_atoms(self, items: Any) -> list[Any]:
-        """Every atom of ``items`` outside lookarounds."""
+        """Every atom of ``items``."""
         out: list[Any] = []
         for op, av in items:
             if op in self.atoms:
                 out.append((op, av))
-            elif op in self.repeats:
-                out += self.all_atoms(av[2])
-            elif op is self.c.SUBPATTERN:
-                out += self.all_atoms(av[-1])
-            elif op is self.c.BRANCH:
-                for alt in av[1]:
-                    out += self.all_atoms(alt)
+            for seq in self.inner(op, av):
+                out += self.all_atoms(seq)
         return out
 
     def followed_repeats(self, items: Any) -> list[tuple[Any, Any]]:
-        """Each repeat of more than one round in ``items`` (outside lookarounds) with the items that follow it in
-        its sequence."""
+        """Each repeat of more than one round in ``items`` with the items that follow it in its sequence."""
         out: list[tuple[Any, Any]] = []
         items = list(items)
         for i, (op, av) in enumerate(items):
-            if op in self.repeats:
-                if av[1] > 1:
-                    out.append((av, items[i + 1:]))
-                out += self.followed_repeats(av[2])
-            elif op is self.c.SUBPATTERN:
-                out += self.followed_repeats(av[-1])
-            elif op is self.c.BRANCH:
-                for alt in av[1]:
-                    out += self.followed_repeats(alt)
+            if op in self.repeats and av[1] > 1:
+                out.append((av, items[i + 1:]))
+            for seq in self.inner(op, av):
+                out += self.followed_repeats(seq)
         return out
 
     def optional_tails(self, items: Any) -> list[Any]:
@@ -189,31 +189,20 @@ class _Regex:
         round, and the alternatives of a branch that has an empty one."""
         out: list[Any] = []
         for op, av in reversed(list(items)):
-            if op in self.repeats:
-                if av[1] > 1:
-                    out.append(av[2])
-                out += self.optional_tails(av[2])
-            elif op is self.c.SUBPATTERN:
-                out += self.optional_tails(av[-1])
-            elif op is self.c.BRANCH:
-                if any(self.nullable(alt) for alt in av[1]):
-                    out += av[1]
-                for alt in av[1]:
-                    out += self.optional_tails(alt)
+            if op in self.repeats and av[1] > 1:
+                out.append(av[2])
+            elif op is self.c.BRANCH and any(self.nullable(alt) for alt in av[1]):
+                out += av[1]
+            for seq in self.inner(op, av):
+                out += self.optional_tails(seq)
             if not self._nullable_item(op, av):
                 break
         return out
 
     def risk(self, items: Any) -> str | None:
         for op, av in items:
-            if op in self.repeats:
-                found = (self._repeat_risk(av[2]) if av[1] > 1 else None) or self.risk(av[2])
-            elif op is self.c.SUBPATTERN:
-                found = self.risk(av[-1])
-            elif op is self.c.BRANCH:
-                found = next((r for r in map(self.risk, av[1]) if r), None)
-            else:
-                found = None  # atoms; lookarounds and atomic groups do not backtrack into the text around them
+            found = self._repeat_risk(av[2]) if op in self.repeats and av[1] > 1 else None
+            found = found or next((r for r in map(self.risk, self.inner(op, av)) if r), None)
             if found:
                 return found
         return None
