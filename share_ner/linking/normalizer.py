@@ -70,6 +70,7 @@ from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.abbreviations import find_definitions
+from share_ner.io import file_sha256
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -96,7 +97,7 @@ from share_ner.linking.candidates import (
 from share_ner.linking.config import Decision, NormalizerConfig
 from share_ner.linking.context import NoteContexts, word_counts
 from share_ner.linking.fitting import _fit_cv, _merged_rewrites
-from share_ner.linking.store import COPY_LIMIT_BYTES, FORMAT_VERSION, LEGACY_SETTINGS, _load_reference
+from share_ner.linking.store import COPY_LIMIT_BYTES, FORMAT_VERSION, LEGACY_SETTINGS, _load_reference, check_saved
 from share_ner.model import NORMALIZER_FILES
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
@@ -825,8 +826,11 @@ class Normalizer:
                         shutil.copyfile(lex.path, copy)
                     ref["copy"] = NORMALIZER_FILES.lexicon_copy
             else:
-                write_lexicon(directory / NORMALIZER_FILES.lexicon_copy, lex.entries)
-                ref = {"kind": "file", "path": None, "content_hash": lex.content_hash, "copy": NORMALIZER_FILES.lexicon_copy}
+                copy = directory / NORMALIZER_FILES.lexicon_copy
+                write_lexicon(copy, lex.entries)
+                # the hash of the file written, which loading it checks (an in-memory lexicon's own may be any name)
+                ref = {"kind": "file", "path": None, "content_hash": file_sha256(copy),
+                       "copy": NORMALIZER_FILES.lexicon_copy}
         if self.gazetteer is not None:
             write_lexicon(directory / NORMALIZER_FILES.gazetteer, self.gazetteer.entries, with_count=True)
         else:
@@ -862,13 +866,17 @@ class Normalizer:
             raise ShareNerError(f"{directory}: not a normalizer directory (no {NORMALIZER_FILES.config})") from None
         except (OSError, ValueError) as exc:
             raise ShareNerError(f"{meta_path}: cannot read: {exc}") from None
+        check_saved(meta, meta_path)  # a wrong type: one line naming the file
         if meta.get("format_version") != FORMAT_VERSION:
             raise ShareNerError(f"{meta_path}: normalizer format {meta.get('format_version')!r}; "
                                 f"this share-ner reads format {FORMAT_VERSION}")
         saved = meta.get("config", {})
         # Saved before word coverage, the thesaurus or the negation guard joined the tf-idf step: keep the step
         # its threshold was fitted on.
-        config = NormalizerConfig.from_dict({**LEGACY_SETTINGS, **saved})
+        try:
+            config = NormalizerConfig.from_dict({**LEGACY_SETTINGS, **saved})
+        except ShareNerError as exc:
+            raise ShareNerError(f"{meta_path}: {exc}") from None
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         # absent from normalizers saved before site abbreviation lists existed
