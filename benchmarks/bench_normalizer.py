@@ -61,7 +61,6 @@ from share_ner.lexicons import Lexicon, LexiconEntry, default_lexicon, gazetteer
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import hpo_obo_path, parse_obo, parse_terms
 from share_ner.linking import candidates as candidates_mod
-from share_ner.linking import normalizer as normalizer_mod
 from share_ner.linking.config import NormalizerConfig
 from share_ner.linking.fitting import fit_threshold
 from share_ner.linking.normalizer import Normalizer, normalize_all
@@ -100,7 +99,7 @@ def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str
         if index is not None:
             index.forget_searches()  # each pass searches afresh (repeats within the pass are found in the memo)
     if norm.config.dense:
-        normalizer_mod.dense_encoder()._memo.clear()  # queries embedded afresh (the name vectors stay loaded)
+        candidates_mod.dense_encoder()._memo.clear()  # queries embedded afresh (the name vectors stay loaded)
     n = sum(len(ms) for ms in gold.values())
     wall, cpu = time.perf_counter(), time.process_time()
     if batched:
