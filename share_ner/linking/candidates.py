@@ -19,7 +19,8 @@ from share_ner.dense import name_vectors as dense_name_vectors
 from share_ner.dense import nearest
 from share_ner.document import CUI_LESS
 from share_ner.features.stopwords import NAME_JOINERS
-from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex, compile_index, fill_memo, soft_normalize, stem
+from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex, compile_index, fill_memo
+from share_ner.lexicons.keys import soft_normalize, stem
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.config import Decision, NormalizerConfig
 

@@ -9,8 +9,9 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons.gazetteer import gazetteer_lexicon
-from share_ner.lexicons.index import LexiconIndex, PhraseSwaps, WordSwaps
+from share_ner.lexicons.index import LexiconIndex
 from share_ner.lexicons.lexicon import Lexicon
+from share_ner.lexicons.rewrites import PhraseSwaps, WordSwaps
 from share_ner.linking.candidates import sigmoid
 from share_ner.linking.config import Decision, NormalizerConfig
 

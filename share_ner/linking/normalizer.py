@@ -20,7 +20,7 @@ them in this order):
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
    are learned from pairs of names of one concept that differ by one word
-   (:func:`share_ner.lexicons.index.learn_rewrites`), then likewise some
+   (:func:`share_ner.lexicons.rewrites.learn_rewrites`), then likewise some
    words against others (``phrase_rewrites``);
 6. ``partial`` — the longest suffix of two or more words that matches by steps
    1-2 ("sporadic Wilms tumours" → "Wilms tumours");
@@ -70,7 +70,8 @@ from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
-from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex, exact_key, normalized_key
+from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex
+from share_ner.lexicons.keys import exact_key, normalized_key
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.candidates import COORDINATION, CandidateSearch, labels_of
 from share_ner.linking.config import Decision, NormalizerConfig
