@@ -409,7 +409,8 @@ def sentence_features(
     text: str | None = None,
     abbreviations: NoteAbbreviations | None = None,
 ) -> list[FeatureDict]:
-    """Feature dicts of the tokens of one sentence: :func:`sentence_items` as dicts.
+    """Feature dicts of the tokens of one sentence: :func:`sentence_items` as dicts (so, like the lists, only with
+    the attributes ``resources`` keeps: :meth:`FeatureResources.keep_only`).
 
     ``text`` is the document text (needed for the line-position features; without it a
     token is first of its line only when it is the first of the sentence).
