@@ -58,10 +58,9 @@ from share_ner.eval.accuracy import accuracy
 from share_ner.formats.share import read_pipe_dir
 from share_ner.inputs.files import read_notes
 from share_ner.lexicons import Lexicon, LexiconEntry, default_lexicon, gazetteer_lexicon
-from share_ner.lexicons import index as index_mod
+from share_ner.lexicons import keys as keys_mod
 from share_ner.lexicons.hpo import hpo_obo_path, parse_obo, parse_terms
 from share_ner.linking import candidates as candidates_mod
-from share_ner.linking import normalizer as normalizer_mod
 from share_ner.linking.config import NormalizerConfig
 from share_ner.linking.fitting import fit_threshold
 from share_ner.linking.normalizer import Normalizer, normalize_all
@@ -93,14 +92,14 @@ def throughput(norm: Normalizer, docs: Mapping[str, Document], gold: Mapping[str
     """(mentions per wall second, per CPU second) for one pass over ``gold``, string caches cold: one
     ``normalize`` call per note, or ``normalize_all`` (one tf-idf product per 256 notes, or per ``batched``
     notes when it is a number)."""
-    for fn in (index_mod.soft_normalize, index_mod.normalized_key, index_mod.stem, candidates_mod._content_prefixes,
+    for fn in (keys_mod.soft_normalize, keys_mod.normalized_key, keys_mod.stem, candidates_mod._content_prefixes,
                candidates_mod._negations):
         fn.cache_clear()
     for index in (norm._gaz, norm._lex):
         if index is not None:
             index.forget_searches()  # each pass searches afresh (repeats within the pass are found in the memo)
     if norm.config.dense:
-        normalizer_mod.dense_encoder()._memo.clear()  # queries embedded afresh (the name vectors stay loaded)
+        candidates_mod.dense_encoder()._memo.clear()  # queries embedded afresh (the name vectors stay loaded)
     n = sum(len(ms) for ms in gold.values())
     wall, cpu = time.perf_counter(), time.process_time()
     if batched:

@@ -86,9 +86,13 @@ def prepare(tmp: Path, data: Path, n_notes: int) -> dict:
 # ---------------------------------------------------------------- child (either checkout)
 
 
-# Where the normalizer's modules are in this layout and in the older flat one (share_ner/normalizer.py,
-# share_ner/default_model.py), so that a baseline checkout of either runs the same child.
+# Where the normalizer's modules are in this layout, in the one before the string keys left lexicons/index.py, and in
+# the older flat one (share_ner/normalizer.py, share_ner/default_model.py), so that a baseline checkout of any runs
+# the same child.
 _LAYOUTS = (("share_ner.default_model.build", "share_ner.linking.normalizer",
+             ("share_ner.lexicons.keys", "share_ner.lexicons.index", "share_ner.linking.normalizer",
+              "share_ner.linking.candidates")),
+            ("share_ner.default_model.build", "share_ner.linking.normalizer",
              ("share_ner.lexicons.index", "share_ner.linking.normalizer", "share_ner.linking.candidates")),
             ("share_ner.default_model", "share_ner.normalizer", ("share_ner.lexicons.index", "share_ner.normalizer")))
 
@@ -101,9 +105,10 @@ def _layout() -> tuple:
         try:
             model_dir = importlib.import_module(build).default_model_dir
             norm_cls = importlib.import_module(normalizer).Normalizer
+            modules = [importlib.import_module(m) for m in cached]
         except (ImportError, AttributeError):
             continue
-        return model_dir, norm_cls, [importlib.import_module(m) for m in cached]
+        return model_dir, norm_cls, modules
     sys.exit("no share_ner normalizer found in this Python")
 
 

@@ -16,10 +16,10 @@ _HOMES = {
     "Match": "share_ner.features.matcher",
     "NoteAbbreviations": "share_ner.features.extract",
     "TermMatcher": "share_ner.features.matcher",
-    "document_features": "share_ner.features.extract",
+    "document_features": "share_ner.features.items",
     "load_clusters": "share_ner.features.clusters",
     "note_abbreviations": "share_ner.features.extract",
-    "sentence_features": "share_ner.features.extract",
+    "sentence_features": "share_ner.features.items",
 }
 __all__ = list(_HOMES)
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES)

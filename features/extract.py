@@ -1,12 +1,9 @@
-"""Per-token feature dicts of a document's sentences, for sklearn-crfsuite / pycrfsuite.
+"""What the token features read: :class:`FeatureResources` (the lexicon matcher, word clusters and the clinical
+abbreviation list, passed in: nothing here reads a file), a note's own abbreviation definitions
+(:func:`note_abbreviations`) and the position marks of a sentence's tokens (:func:`position_names`).
 
-Feature values are strings (``{"lw": "pain"}``, which crfsuite turns into the attribute
-``lw:pain``) or floats (``{"is_upper": 1.0}``). Base features are computed once per token
-(cached by string for the text-only groups) and the window and conjunction features are
-copied from the neighbours' base features, so extraction costs a few dict updates a token.
-
-Everything external — the lexicon matcher, word clusters, the clinical abbreviation list —
-is passed in as :class:`FeatureResources`; nothing here reads a file.
+The features themselves are built by :mod:`share_ner.features.items`: as CRFsuite attribute lists, and as one
+dict per token (``{"lw": "pain", "is_upper": 1.0}``) read from them.
 """
 
 from __future__ import annotations
@@ -15,16 +12,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
-from share_ner.document import Document, Sentence
+from share_ner.document import Sentence
 from share_ner.features.abbreviations import find_definitions
 from share_ner.features.clusters import cluster_key, parse_cluster_ids
-from share_ner.features.config import FeatureConfig
 from share_ner.features.matcher import TermMatcher
-from share_ner.features.tokens import word_features
 from share_ner.lexicons.abbreviations import load_abbreviations
 
 FeatureDict = dict[str, "str | float"]
-_WORD_CACHE_SIZE = 200_000
 
 # Tokens that open an item of a list when they start a line ("1." is often split in two).
 _BULLETS = frozenset({"-", "*", "+", "•", "·", "o", ">", "#", "–", "—"})
@@ -47,7 +41,6 @@ class FeatureResources:
     _abbreviation_exact: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
     _abbreviation_folded: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
     _abbreviation_lex: dict[str, FeatureDict] = field(init=False, repr=False, compare=False)
-    _by_word: dict[str, tuple] = field(init=False, repr=False, compare=False)
     # Per feature config, each word type's CRFsuite attributes (share_ner.features.items), built as met.
     _items: dict[Any, dict[str, tuple]] = field(init=False, repr=False, compare=False)
     # Conjunction attributes of word pairs and shape triples (share_ner.features.items), built as met.
@@ -77,7 +70,6 @@ class FeatureResources:
         object.__setattr__(self, "_abbreviation_exact", exact)
         object.__setattr__(self, "_abbreviation_folded", folded)
         object.__setattr__(self, "_abbreviation_lex", lex_types)
-        object.__setattr__(self, "_by_word", {})
         object.__setattr__(self, "_items", {})
         object.__setattr__(self, "_conjunctions", ({}, {}))
         object.__setattr__(self, "_known", None)
@@ -111,20 +103,10 @@ class FeatureResources:
 
     def __getstate__(self) -> dict[str, Any]:
         # The per-word caches are rebuilt on use; workers need not receive them.
-        return {**self.__dict__, "_by_word": {}, "_items": {}, "_conjunctions": ({}, {})}
+        return {**self.__dict__, "_items": {}, "_conjunctions": ({}, {})}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-
-    def word_resources(self, word: str) -> tuple:
-        """``(cluster features, abbreviation features, abbreviation lexicon features)`` of a token string, cached."""
-        found = self._by_word.get(word)
-        if found is None:
-            if len(self._by_word) >= _WORD_CACHE_SIZE:
-                self._by_word.clear()
-            found = (self.cluster_features(word), self.abbreviation_features(word), self.abbreviation_lexicon_features(word))
-            self._by_word[word] = found
-        return found
 
     def cluster_features(self, word: str) -> dict[str, str] | None:
         return self._cluster_features.get(cluster_key(word))
@@ -181,9 +163,6 @@ def note_abbreviations(text: str, matcher: TermMatcher | None = None) -> NoteAbb
     return NoteAbbreviations(frozenset(shorts), starts, types)
 
 
-_CASE_KEYS = frozenset({"shape", "sshape", "is_upper", "is_title"})
-
-
 @lru_cache(maxsize=200_000)
 def _letter_case(word: str) -> tuple[bool, bool]:
     """(has a letter, has a lower-case letter) of one token string."""
@@ -200,10 +179,6 @@ def _all_capitals(words: Sequence[str]) -> bool:
     return any(alpha for alpha, _ in cases) and not any(lower for _, lower in cases)
 
 
-def _uncased(shape: str) -> str:
-    return shape.replace("X", "x")
-
-
 def _index_bucket(i: int) -> str:
     if i < 3:
         return str(i)
@@ -212,111 +187,6 @@ def _index_bucket(i: int) -> str:
     if i < 10:
         return "5-9"
     return "10+"
-
-
-def sentence_features(
-    sentence: Sentence,
-    resources: FeatureResources = EMPTY_RESOURCES,
-    config: FeatureConfig = FeatureConfig(),
-    text: str | None = None,
-    abbreviations: NoteAbbreviations | None = None,
-) -> list[FeatureDict]:
-    """Feature dicts of the tokens of one sentence.
-
-    ``text`` is the document text (needed for the line-position features; without it a
-    token is first of its line only when it is the first of the sentence).
-    ``abbreviations`` are the note's in-note definitions (:func:`note_abbreviations`).
-    """
-    tokens = sentence.tokens
-    n = len(tokens)
-    if n == 0:
-        return []
-    words = [t.text for t in tokens]
-    base = [word_features(w) for w in words]
-    lower = [b.lower for b in base]
-    caseless = config.caseless_capitals and _all_capitals(words)
-    # In a sentence in capitals every letter is "X": shapes keep only letters vs digits and punctuation.
-    sshape = [_uncased(b.short_shape) for b in base] if caseless else [b.short_shape for b in base]
-    feats: list[FeatureDict] = [{"bias": 1.0} for _ in range(n)]
-
-    for i, b in enumerate(base):
-        f = feats[i]
-        if config.word:
-            f.update({"lw": b.lower} if caseless else b.word)
-        if config.affix:
-            f.update(b.affix)
-        if config.shape:
-            if caseless:
-                f.update({k: v for k, v in b.shape.items() if k not in _CASE_KEYS})
-                f["shape"], f["sshape"] = _uncased(b.shape["shape"]), sshape[i]
-            else:
-                f.update(b.shape)
-
-    if config.window and config.window_size:
-        for d in range(1, config.window_size + 1):
-            kl, ks, kl_, ks_ = f"-{d}:lw", f"-{d}:ss", f"+{d}:lw", f"+{d}:ss"
-            for i in range(d, n):
-                f = feats[i]
-                f[kl] = lower[i - d]
-                f[ks] = sshape[i - d]
-                g = feats[i - d]
-                g[kl_] = lower[i]
-                g[ks_] = sshape[i]
-
-    if config.conjunctions:
-        padded = ["<s>", *lower, "</s>"]
-        padded_shape = ["<s>", *sshape, "</s>"]
-        for i in range(n):
-            f = feats[i]
-            f["lw-1|lw"] = f"{padded[i]}|{padded[i + 1]}"
-            f["lw|lw+1"] = f"{padded[i + 1]}|{padded[i + 2]}"
-            f["ss-1|ss|ss+1"] = f"{padded_shape[i]}|{padded_shape[i + 1]}|{padded_shape[i + 2]}"
-
-    if config.section:
-        section = sentence.section or "-"
-        for f in feats:
-            f["sec"] = section
-
-    if config.position:
-        _position_features(sentence, feats, text)
-
-    if config.lexicon and resources.term_matcher is not None:
-        for i, key, value in lexicon_marks(resources.term_matcher.find(words), n, config.window):
-            feats[i][key] = value
-
-    if config.abbreviation:
-        note = abbreviations
-        for i, tok in enumerate(tokens):
-            f = feats[i]
-            if resources.abbreviations:
-                _, extra, lex = resources.word_resources(words[i])
-                if extra:
-                    f.update(extra)
-                    if lex and config.lexicon:
-                        f.update(lex)
-            if note is not None and note.short_forms:
-                if words[i] in note.short_forms:
-                    f["abbr.defined"] = 1.0
-                    for semtype in note.short_form_types.get(words[i], ()):
-                        f[f"abbr.def_lex={semtype or 'term'}"] = 1.0
-                tag = note.long_form_starts.get(tok.start)
-                if tag is not None:
-                    f["abbr.long"] = tag
-
-    if config.clusters and resources.clusters:
-        for i in range(n):
-            cl = resources.word_resources(words[i])[0]
-            if cl:
-                feats[i].update(cl)
-
-    return feats
-
-
-def _position_features(sentence: Sentence, feats: list[FeatureDict], text: str | None) -> None:
-    for f, names in zip(feats, position_names(sentence, text)):
-        for name in names:
-            key, colon, value = name.decode().partition(":")
-            f[key] = value if colon else 1.0
 
 
 _BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AFTER_COLON = (
@@ -329,7 +199,7 @@ POSITION_NAMES = frozenset({_BOS, _EOS, _LINE_FIRST, _BULLET, _AFTER_BULLET, _AF
 
 def position_names(sentence: Sentence, text: str | None) -> list[list[bytes]]:
     """The position features of each token of ``sentence`` as CRFsuite attribute names (``idx:3-4``,
-    ``line_first``...), in the order they are set; :func:`sentence_features` turns them into dict entries."""
+    ``line_first``...), in the order they are set."""
     n = len(sentence.tokens)
     out = [[_IDX[i]] for i in range(min(n, 10))] + [[_IDX_LAST] for _ in range(n - 10)]
     out[-1].insert(0, _EOS)
@@ -404,37 +274,3 @@ def position_marks(sentence: Sentence, text: str | None) -> list[tuple[int, byte
         if quiet and not bullet_line:
             break  # the other tokens have their index only
     return out
-
-
-def lexicon_marks(matches: Sequence[Any], n: int, window: bool) -> list[tuple[int, str, "str | float"]]:
-    """The lexicon features of a sentence of ``n`` tokens with term ``matches``, as ``(token, key, value)`` in
-    the order they are set (no key is set twice for a token)."""
-    out: list[tuple[int, str, str | float]] = []
-    add = out.append
-    for m in matches:
-        for i in range(m.start, m.end):
-            tag = "B" if i == m.start else "I"
-            add((i, "lex", tag))
-            for semtype in m.semtypes:
-                if semtype:
-                    add((i, f"lex.type={tag}-{semtype}", 1.0))
-            if window:
-                if i > 0:
-                    add((i - 1, "+1:lex", tag))
-                if i + 1 < n:
-                    add((i + 1, "-1:lex", tag))
-        add((m.end - 1, "lex.last", 1.0))
-    return out
-
-
-def document_features(
-    doc: Document,
-    sentences: Sequence[Sentence],
-    resources: FeatureResources = EMPTY_RESOURCES,
-    config: FeatureConfig = FeatureConfig(),
-) -> list[list[FeatureDict]]:
-    """Feature dicts of every token of every sentence of ``doc``: one list per sentence, one dict per token."""
-    abbreviations = None
-    if config.abbreviation:
-        abbreviations = note_abbreviations(doc.text, resources.term_matcher if config.lexicon else None)
-    return [sentence_features(s, resources, config, doc.text, abbreviations) for s in sentences]

@@ -1,30 +1,35 @@
-"""CRFsuite attribute lists of a note's tokens: the features of :mod:`share_ner.features.extract`, built for tagging.
+"""The token features of a note's sentences (docs/features.md lists them), built once, as CRFsuite attribute lists;
+the same features as one dict per token are read from those lists.
 
-:func:`share_ner.features.extract.sentence_features` gives one dict per token; CRFsuite turns each entry into an
-attribute named ``key:value`` (a string value) or ``key`` (weight 1.0, the only weight the features use). This
-module builds those attribute names directly, as UTF-8 bytes in the same order, so that pycrfsuite has nothing to
-convert and no dict is made per token: what depends on the word alone (word, affixes, shape, the strings the
-word gives its neighbours' window features, abbreviation-list and cluster features) is built once per distinct
-string per run (a bounded cache) and reused; only what depends on the sentence (conjunctions, section, position,
-lexicon matches, in-note abbreviations) is built per token. The attributes, and their order within a token, are
-those of the dicts (``tests/test_feature_items.py`` compares the two), so a model trained on either is the same.
+A feature is a key with a string value (``lw: pain``), which CRFsuite names ``key:value``, or a key with weight 1.0
+(``is_upper``), named ``key``; no feature has another weight. :func:`sentence_items` builds those attribute names
+directly, as UTF-8 bytes, so that pycrfsuite has nothing to convert and no dict is made per token: what depends on
+the word alone (word, affixes, shape, the strings the word gives its neighbours' window features,
+abbreviation-list and cluster features) is built once per distinct string per run (a bounded cache) and reused;
+only what depends on the sentence (conjunctions, section, position, lexicon matches, in-note abbreviations) is
+built per token. Training reads these lists, and tagging sums the CRF weights of the same bundles
+(:mod:`share_ner.features.scores`).
+
+:func:`sentence_features` gives each token's attributes as a dict, ``{key: value}`` in the same order, for
+sklearn-crfsuite and for reading (``tests/test_features.py`` checks the features in that form); pycrfsuite makes
+the same attributes of it, so a model trained on either is the same.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Callable, Hashable, Mapping, NamedTuple, Sequence
 
 from share_ner.document import Document, Sentence
 from share_ner.features.config import FeatureConfig
 from share_ner.features.extract import (
-    _CASE_KEYS,
     EMPTY_RESOURCES,
     POSITION_NAMES,
+    FeatureDict,
     FeatureResources,
     NoteAbbreviations,
     _all_capitals,
-    _uncased,
     note_abbreviations,
     position_names,
 )
@@ -37,6 +42,8 @@ CONJUNCTION_CACHE_SIZE = 200_000  # word pairs (and shape triples) whose conjunc
 _BIAS = b"bias"
 _LEFT_PAD, _RIGHT_PAD = b"<s>", b"</s>"
 _BIGRAM_BEFORE, _BIGRAM_AFTER, _SHAPE_TRIGRAM = b"lw-1|lw:", b"lw|lw+1:", b"ss-1|ss|ss+1:"
+# The shape features a sentence in capitals changes (caseless_capitals)
+_CASE_KEYS = frozenset({"shape", "sshape", "is_upper", "is_title"})
 
 
 @lru_cache(maxsize=4096)
@@ -47,6 +54,10 @@ def attribute_name(key: str, value: "str | float") -> bytes:
     if value != 1.0:
         raise ValueError(f"feature {key!r} has weight {value!r}; attribute lists carry weight 1.0 only")
     return key.encode()
+
+
+def _uncased(shape: str) -> str:
+    return shape.replace("X", "x")
 
 
 def _names(features: Mapping[str, "str | float"]) -> tuple[bytes, ...]:
@@ -225,7 +236,7 @@ def sentence_items(
     text: str | None = None,
     abbreviations: NoteAbbreviations | None = None,
 ) -> Items:
-    """The CRFsuite attributes of each token of ``sentence``: those of :func:`sentence_features`' dicts, in order.
+    """The CRFsuite attributes of each token of ``sentence``.
 
     One pass over the tokens; each token's list is, in order: bias, word/affix/shape, window (-1, +1, -2, +2 ...),
     conjunctions, section, position, lexicon, abbreviation list, in-note abbreviations, clusters.
@@ -295,7 +306,8 @@ def _lexicon_token_names(tag: str, semtypes: tuple[str, ...], known: frozenset[b
 
 def _lexicon_names(matches: Sequence[Any], n: int, window: bool, known: frozenset[bytes] | None,
                    out: dict[int, list[bytes]]) -> None:
-    """The attributes of :func:`lexicon_marks` the model keeps, by token, in the order they are set."""
+    """The lexicon attributes of a sentence of ``n`` tokens with term ``matches`` the model keeps, by token, in the
+    order they are set (no attribute twice for a token)."""
     if not matches:
         return
     before = {tag: [a for a in (attribute_name("+1:lex", tag),) if known is None or a in known] for tag in "BI"}
@@ -339,7 +351,7 @@ def document_items(
     resources: FeatureResources = EMPTY_RESOURCES,
     config: FeatureConfig = FeatureConfig(),
 ) -> list[Items]:
-    """:func:`sentence_items` of every sentence of ``doc`` (what :func:`document_features` gives, as attributes)."""
+    """:func:`sentence_items` of every sentence of ``doc``."""
     abbreviations = document_abbreviations(doc, resources, config)
     return [sentence_items(s, resources, config, doc.text, abbreviations) for s in sentences]
 
@@ -350,3 +362,68 @@ def document_abbreviations(doc: Document, resources: FeatureResources, config: F
     if not config.abbreviation:
         return None
     return note_abbreviations(doc.text, resources.term_matcher if config.lexicon else None)
+
+
+# Reading an attribute name back into its feature: the keys that hold a colon are the window's (``-1:lw``,
+# ``+2:ss``, ``+1:lex``), and the weight-1 attributes named by an open set (semantic types, which may hold a
+# colon) are these; any other name is ``key:value`` split at its first colon, or a key of weight 1.0.
+_WINDOW_KEY = re.compile(r"[+-]\d+:[^:]*:")
+_TYPED_KEYS = ("lex.type=", "abbr.exp_lex=", "abbr.def_lex=")
+FEATURE_CACHE_SIZE = 200_000  # attribute names whose features are kept; past this the cache starts afresh
+_FEATURES: dict[bytes, tuple[str, "str | float"]] = {}  # attribute name → its feature, as read
+
+
+def _feature(name: bytes) -> tuple[str, "str | float"]:
+    """The feature ``(key, value)`` an attribute name stands for."""
+    text = name.decode()
+    if text.startswith(_TYPED_KEYS):
+        return text, 1.0
+    window = _WINDOW_KEY.match(text)
+    if window is not None:
+        return text[:window.end() - 1], text[window.end():]
+    key, colon, value = text.partition(":")
+    return (key, value) if colon else (key, 1.0)
+
+
+def as_features(items: Items) -> list[FeatureDict]:
+    """Each token's attributes as a feature dict (``{"lw": "pain", "is_upper": 1.0}``), in their order."""
+    read = _FEATURES.__getitem__
+    out = []
+    for item in items:
+        try:
+            out.append(dict(map(read, item)))
+        except KeyError:  # a name not read before
+            if len(_FEATURES) + len(item) > FEATURE_CACHE_SIZE:
+                _FEATURES.clear()
+            for name in item:
+                if name not in _FEATURES:
+                    _FEATURES[name] = _feature(name)
+            out.append(dict(map(read, item)))
+    return out
+
+
+def sentence_features(
+    sentence: Sentence,
+    resources: FeatureResources = EMPTY_RESOURCES,
+    config: FeatureConfig = FeatureConfig(),
+    text: str | None = None,
+    abbreviations: NoteAbbreviations | None = None,
+) -> list[FeatureDict]:
+    """Feature dicts of the tokens of one sentence: :func:`sentence_items` as dicts (so, like the lists, only with
+    the attributes ``resources`` keeps: :meth:`FeatureResources.keep_only`).
+
+    ``text`` is the document text (needed for the line-position features; without it a
+    token is first of its line only when it is the first of the sentence).
+    ``abbreviations`` are the note's in-note definitions (:func:`note_abbreviations`).
+    """
+    return as_features(sentence_items(sentence, resources, config, text, abbreviations))
+
+
+def document_features(
+    doc: Document,
+    sentences: Sequence[Sentence],
+    resources: FeatureResources = EMPTY_RESOURCES,
+    config: FeatureConfig = FeatureConfig(),
+) -> list[list[FeatureDict]]:
+    """Feature dicts of every token of every sentence of ``doc``: one list per sentence, one dict per token."""
+    return [as_features(items) for items in document_items(doc, sentences, resources, config)]

@@ -1,40 +1,33 @@
-"""String keys and the compiled, cached search index of a lexicon.
+"""The compiled, cached search index of a lexicon.
 
-Three views of a string:
-
-* :func:`exact_key` — case-folded, whitespace collapsed (the gazetteer match);
-* :func:`soft_normalize` — also accents stripped, British spellings folded
-  (haem→hem, oedema→edema, tumour→tumor) and punctuation turned into spaces
-  (the text the character 3-gram tf-idf sees);
-* :func:`normalized_key` — also stop words dropped, plurals and inflections
-  stripped and the words sorted (word order does not matter).
-
-A :class:`LexiconIndex` holds the lexicon's rows, dicts from the two keys to
-rows, and an L2-normalised character 3-gram tf-idf matrix of the unique
-soft-normalised names. It is compiled once per lexicon content hash and
-pickled under :func:`~share_ner.lexicons.lexicon.cache_dir` (written
-atomically), so later runs load it in well under a second.
+A :class:`LexiconIndex` holds the lexicon's rows, dicts from its string keys
+(:mod:`share_ner.lexicons.keys`) to rows, an L2-normalised character 3-gram
+tf-idf matrix of the unique soft-normalised names, the word swaps learned from
+its names (:mod:`share_ner.lexicons.rewrites`) and, for a large lexicon, its
+names in blocks (:mod:`share_ner.lexicons.blocks`). It is compiled once per
+lexicon content hash and pickled under
+:func:`~share_ner.lexicons.lexicon.cache_dir` (written atomically), so later
+runs load it in well under a second.
 """
 
 from __future__ import annotations
 
 import pickle
 import re
-import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse._sparsetools import csc_matvec, csr_matvec  # y += A x, as the sparse products call them
 
-from share_ner.features.matcher import fold_plural
-from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.io import atomic_write_bytes
+from share_ner.lexicons.blocks import NameBlocks
+from share_ner.lexicons.keys import exact_key, normalized_key, soft_normalize
 from share_ner.lexicons.lexicon import Lexicon, cache_dir
+from share_ner.lexicons.rewrites import Rewrites, learn_rewrites
 
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -47,257 +40,10 @@ ROW_MEMO = 4_096
 # At most this many (query, name) products per sparse product of a search: its result takes about 12 bytes an
 # entry, and one query can meet most names of a large lexicon (most names of a SNOMED CT-sized one)
 SEARCH_PRODUCT_ENTRIES = 4_000_000
-# The best cosine of a query over a large index is found by blocks of names: a block's bound is the query's product
-# with the block's largest weight per 3-gram, and a block whose bound is below the best cosine found is not scored.
-BLOCK_NAMES = 16  # names per block (sorted by their words, so a block's names share most 3-grams)
-# Below this many unique names an index has no blocks: the whole product is fast enough there (HPO), and the
-# blocks' copy of the names is not paid for in memory and load time by every process of the default model
+# The best cosine of a query over a large index is found by blocks of names (share_ner.lexicons.blocks). Below this
+# many unique names an index has no blocks: the whole product is fast enough there (HPO), and the blocks' copy of
+# the names is not paid for in memory and load time by every process of the default model
 BLOCKS_MIN_NAMES = 60_000
-FIRST_BLOCKS = 16  # blocks of the highest bounds scored first, for a best cosine to compare the other bounds with:
-FIRST_SHARE = 0.7  # ... up to this many of those whose bound is at least this share of the highest
-LATER_BLOCKS = 8  # then blocks scored together, at most, between two looks at the cut
-_NON_ALNUM = re.compile(r"[^0-9a-z]+")
-_POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s\b")  # Alzheimer's disease = Alzheimer disease
-_SPELLING = (
-    (re.compile(r"ae(?=[a-z])"), "e"),  # haemorrhage, anaemia
-    (re.compile(r"(?<=[a-z])oe(?=[a-z])|\boe(?=[a-z])"), "e"),  # oedema, diarrhoea, oesophagus
-    (re.compile(r"(?<=[a-z]{2})our\b"), "or"),  # tumour, tumours is handled after plural stripping
-    (re.compile(r"(?<=[a-z]{2})ours\b"), "ors"),
-)
-
-
-def exact_key(text: str) -> str:
-    """Case-folded text with whitespace collapsed."""
-    return " ".join(text.casefold().split())
-
-
-@lru_cache(maxsize=200_000)
-def soft_normalize(text: str) -> str:
-    """Lower case, no accents, folded British spellings, punctuation as spaces."""
-    if not text.isascii():  # (ASCII text has no accents to strip: NFKD leaves it as it is)
-        text = unicodedata.normalize("NFKD", text)
-        text = "".join(c for c in text if not unicodedata.combining(c))
-    text = text.lower()
-    text = _NON_ALNUM.sub(" ", _POSSESSIVE.sub("", text))
-    for pattern, repl in _SPELLING:
-        text = pattern.sub(repl, text)
-    return " ".join(text.split())
-
-
-@lru_cache(maxsize=100_000)
-def stem(word: str) -> str:
-    """A light suffix stripper for plurals (the term matcher's :func:`~share_ner.features.matcher.fold_plural`:
-    tumors→tumor, metastases and metastasis→metastas) and inflections (infected→infect)."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    word = fold_plural(word)
-    if word.endswith("ical") and len(word) > 6:  # neurological → neurologic
-        return word[:-2]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-    elif word.endswith("e") and len(word) > 4:
-        word = word[:-1]
-    return word
-
-
-# Words that name the same thing in disorder names (after stemming); folded in normalized keys only.
-WORD_SYNONYMS = {
-    # neoplasms (MeSH files breast cancer/carcinoma/tumour under one heading)
-    "carcinoma": "neoplasm", "cancer": "neoplasm", "malignancy": "neoplasm", "tumor": "neoplasm",
-    "neoplasia": "neoplasm",
-    # organ adjectives → organ nouns
-    "prostatic": "prostate", "pancreatic": "pancrea", "renal": "kidney", "nephric": "kidney", "hepatic": "liver",
-    "cardiac": "heart", "pulmonary": "lung", "gastric": "stomach", "cerebral": "brain", "ocular": "eye",
-    "colonic": "colon", "mammary": "breast", "ovarian": "ovary", "uterin": "uterus", "cutaneou": "skin",
-    "dermatological": "skin", "dermal": "skin", "vascular": "vessel", "osseou": "bone", "muscular": "muscle",
-    # generic disorder heads ("Abnormality of the skin", "skin disease", "sleep disturbance")
-    "disorder": "disease", "diseas": "disease", "abnormality": "disease", "anomaly": "disease",
-    "disturbance": "disease", "disturbanc": "disease", "syndrom": "syndrome",
-    "deficient": "deficiency", "infectious": "infection", "bleed": "hemorrhag",
-}
-
-
-@lru_cache(maxsize=200_000)
-def normalized_key(text: str) -> str:
-    """Stop words dropped, words stemmed and sorted: 'Cancers of the breast' → 'breast cancer'."""
-    words = soft_normalize(text).split()
-    kept = [w for w in words if w not in NAME_JOINERS] or words
-    stems = (stem(w) for w in kept)
-    return " ".join(sorted(WORD_SYNONYMS.get(w, w) for w in stems))
-
-
-@dataclass
-class Rewrites:
-    """Word swaps learned from the names of each concept, in normalized-key words.
-
-    ``swap[a][b]``: in how many concepts two names differ only by the word ``a`` against ``b``
-    ("renal dysfunction" / "renal impairment" → dysfunction↔impairment). Counting concepts, not name pairs,
-    keeps one concept with many near-identical names from dominating.
-    """
-
-    swap: dict[str, dict[str, int]]
-    # phrase["disease"]["abnormal morphology"] and back: any other words against words (sorted, space-joined;
-    # one against one is ``swap``), counted the same way ("Abnormality of the sacrum" / "Abnormal sacrum
-    # morphology", "distal phalanx" / "outermost bone")
-    phrase: dict[str, dict[str, int]] = field(default_factory=dict)
-    # each phrase of ``phrase`` under one of its words (:func:`file_phrases`), made with the index: not by every
-    # process that loads it
-    filed: dict[str, list[str]] | None = None
-
-    def filing(self) -> dict[str, list[str]]:
-        """:attr:`filed`, made now if it was not."""
-        if self.filed is None:
-            self.filed = file_phrases(self.phrase)
-        return self.filed
-
-    def merged(self, other: "Rewrites | None") -> "Rewrites":
-        if other is None:
-            return self
-        # other's phrases where other files them, then this one's phrases that other lacks
-        filed = dict(other.filing())
-        for w, phrases in self.filing().items():
-            extra = [a for a in phrases if a not in other.phrase]
-            if extra:
-                filed[w] = [*filed.get(w, ()), *extra]
-        return Rewrites(_added(self.swap, other.swap), _added(self.phrase, other.phrase), filed)
-
-
-def file_phrases(table: dict[str, dict[str, int]]) -> dict[str, list[str]]:
-    """Each phrase of ``table`` under the one of its words that starts fewest phrases of ``table`` (ties: the
-    first in alphabetical order). A phrase applies to a mention only when the mention has all its words, so a
-    mention that looks up its own words finds it once, and the short lists of rare words are most looked up."""
-    words = [(a, set(a.split())) for a in table]
-    spread = Counter(w for _, ws in words for w in ws)
-    filed: dict[str, list[str]] = {}
-    for a, ws in words:
-        w = min(ws, key=lambda w: (spread[w], w)) if len(ws) > 1 else next(iter(ws))
-        filed.setdefault(w, []).append(a)
-    return filed
-
-
-def _added(x: dict[str, dict[str, int]], y: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """``x`` and ``y`` with the counts of a word in both summed, ``x``'s words first. A row that only one of them
-    has is that row itself, not a copy (rows are not changed once learned): a large lexicon's rewrites are not held
-    twice, in its index and in a normalizer's merged rewrites."""
-    out = dict(x)
-    for a, bs in y.items():
-        row = out.get(a)
-        if row is None:
-            out[a] = bs
-            continue
-        row = out[a] = dict(row)
-        for b, n in bs.items():
-            row[b] = row.get(b, 0) + n
-    return out
-
-
-class WordSwaps:
-    """The word swaps of :attr:`Rewrites.swap` seen in at least ``min_count`` concepts: ``get(word)`` is a list of
-    (the other word, concepts), most concepts first (ties: by the other word). A word's list is made when it is
-    first looked up, not for every word of the lexicon at load."""
-
-    def __init__(self, table: dict[str, dict[str, int]], min_count: int) -> None:
-        self._table = table
-        self._min_count = min_count
-        self._made: dict[str, list[tuple[str, int]]] = {}
-
-    def get(self, word: str, default: tuple = ()) -> "list[tuple[str, int]] | tuple":
-        made = self._made.get(word)
-        if made is None:
-            row = self._table.get(word)
-            if row is None:
-                return default
-            made = self._made[word] = sorted(((b, n) for b, n in row.items() if n >= self._min_count),
-                                             key=lambda bn: (-bn[1], bn[0]))
-        return made or default
-
-
-class PhraseSwaps:
-    """The phrase swaps of :attr:`Rewrites.phrase` seen in at least ``min_count`` concepts, by the word of the
-    replaced phrase it is filed under (:func:`file_phrases`; a mention looks up only its own words): ``get(word)``
-    is a dict from another word of the phrase (the first in alphabetical order; None for a phrase of no other
-    word) to a list of (the phrase's words as a set, the phrase as a bag when it repeats a word, else None, its
-    words, and its swaps: (the other phrase's words, concepts), most concepts first). A mention then reads only
-    the lists of its own words: most phrases filed under a word need a word the mention lacks. A word's lists are
-    made when it is first looked up: the lists of every word of a large lexicon's phrases took more memory than
-    the rest of the normalizer."""
-
-    def __init__(self, table: dict[str, dict[str, int]], min_count: int,
-                 filed: dict[str, list[str]] | None = None) -> None:
-        self._table = table
-        self._min_count = min_count
-        self._filed = file_phrases(table) if filed is None else filed
-        self._made: dict[str, dict[str | None, list[tuple[frozenset[str], Counter | None, tuple[str, ...],
-                                                          list[tuple[tuple[str, ...], int]]]]]] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self._filed)
-
-    def items(self) -> Iterator[tuple[str, dict]]:
-        """Every word and its lists (each made now if they were not)."""
-        for word in self._filed:
-            yield word, self.get(word)
-
-    def get(self, word: str) -> dict:
-        made = self._made.get(word)
-        if made is None:
-            if word not in self._filed:
-                return {}
-            made = self._made[word] = {}
-            for a in self._filed[word]:
-                swaps = [(tuple(b.split()), n) for b, n in sorted(self._table[a].items(), key=lambda bn: (-bn[1], bn[0]))
-                         if n >= self._min_count]
-                if not swaps:
-                    continue
-                a_words = tuple(a.split())
-                bag = Counter(a_words)
-                other = min((w for w in bag if w != word), default=None)
-                made.setdefault(other, []).append((frozenset(bag), bag if len(bag) < len(a_words) else None, a_words,
-                                                   swaps))
-        return made
-
-
-# Concepts with more names than this are skipped when learning rewrites (pairwise comparison cost).
-_REWRITE_MAX_NAMES = 40
-
-
-def learn_rewrites(cui_keys: Iterable[tuple[str, str]]) -> Rewrites:
-    """:class:`Rewrites` from (concept, normalized key) pairs; ``CUI-less`` rows are not names of a concept."""
-    by_cui: dict[str, set[str]] = {}
-    for cui, k in cui_keys:
-        if k and cui != "CUI-less":
-            by_cui.setdefault(cui, set()).add(k)
-    swap_pairs: set[tuple[str, str, str]] = set()
-    phrase_pairs: set[tuple[str, str, str]] = set()
-    for cui, keys in by_cui.items():
-        if len(keys) < 2 or len(keys) > _REWRITE_MAX_NAMES:
-            continue
-        bags = [Counter(k.split()) for k in keys]
-        for i in range(len(bags)):
-            for j in range(i + 1, len(bags)):
-                a, b = bags[i] - bags[j], bags[j] - bags[i]
-                sizes = (sum(a.values()), sum(b.values()))
-                if sizes == (1, 1):
-                    (wa,), (wb,) = a, b
-                    swap_pairs.add((cui, wa, wb))
-                    swap_pairs.add((cui, wb, wa))
-                elif min(sizes) >= 1:
-                    pa, pb = " ".join(sorted(a.elements())), " ".join(sorted(b.elements()))
-                    phrase_pairs.add((cui, pa, pb))
-                    phrase_pairs.add((cui, pb, pa))
-    phrases = _counted(phrase_pairs)
-    return Rewrites(_counted(swap_pairs), phrases, file_phrases(phrases))
-
-
-def _counted(pairs: set[tuple[str, str, str]]) -> dict[str, dict[str, int]]:
-    """(concept, a, b) triples → ``out[a][b]``: the number of concepts."""
-    out: dict[str, dict[str, int]] = {}
-    for _, a, b in pairs:
-        row = out.setdefault(a, {})
-        row[b] = row.get(b, 0) + 1
-    return out
 
 
 def make_vectorizer() -> "TfidfVectorizer":
@@ -595,180 +341,6 @@ class LexiconIndex:
         q = self.vectors(list(row_of))[[row_of[p[0]] for p in pairs]]
         n = by_name[[p[1] for p in pairs]]
         return [float(x) for x in np.asarray(q.multiply(n).sum(axis=1)).ravel()]
-
-
-class NameBlocks:
-    """The unique names of an index in blocks of :data:`BLOCK_NAMES`, for the best cosine of a query without its
-    whole product with the postings.
-
-    ``order[p]``: the name at position ``p`` (names sorted by their sorted words, so that a block holds names made
-    of the same words); ``rows``: names x 3-grams in that order; ``bounds``: 3-grams x blocks, the largest weight
-    of the 3-gram in the block, its rows stored last 3-gram first (see :meth:`scan`). A query's product with
-    ``bounds`` is at least its cosine with every name of the block, also in float32: each term is at least the
-    name's term, the terms are added in the same order (by 3-gram), and rounding is monotone. A name's cosine is
-    computed as the search product computes it (float32, by 3-gram, from zero), so it is the same float.
-    """
-
-    __slots__ = ("order", "rows", "bounds", "size", "_pairs")
-
-    def __init__(self, postings: sp.csr_matrix, names: list[str]) -> None:
-        self.size = size = BLOCK_NAMES
-        keys = np.array([" ".join(sorted(n.split())) for n in names], dtype=object)
-        self.order = np.argsort(keys, kind="stable").astype(np.int32)
-        rows = postings.T.tocsr()[self.order]
-        rows.sort_indices()
-        self.rows = rows
-        by_gram = rows.T.tocsr()  # 3-grams x positions, positions ascending: blocks contiguous in each row
-        by_gram.sort_indices()
-        gram = np.repeat(np.arange(by_gram.shape[0], dtype=np.int64), np.diff(by_gram.indptr))
-        block = by_gram.indices.astype(np.int64) // size
-        n_blocks = (len(names) + size - 1) // size
-        key = gram * n_blocks + block
-        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, int)
-        top = np.maximum.reduceat(by_gram.data, starts) if len(key) else by_gram.data
-        bounds = sp.csr_matrix((top.astype(np.float32), (gram[starts], block[starts])),
-                               shape=(by_gram.shape[0], n_blocks))
-        self.bounds = bounds[::-1]  # 3-gram g is row (3-grams - 1 - g)
-        self._pairs = None
-
-    def __getstate__(self) -> tuple:
-        return self.order, self.rows, self.bounds, self.size
-
-    def __setstate__(self, state: tuple) -> None:
-        self.order, self.rows, self.bounds, self.size = state
-        self._pairs = None
-
-    def _range_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Made on first use, per process (a few MB for a SNOMED CT-sized lexicon): per 3-gram, the start and end
-        of its row of ``bounds``; per block, the start and end of each of its names' rows of ``rows``, last name
-        first (a position past the last name: an empty range). :meth:`scan` gives scipy these pairs (see there)."""
-        if self._pairs is None:
-            b_ptr = self.bounds.indptr
-            grams = np.arange(len(b_ptr) - 2, -1, -1)  # 3-gram g's row is (3-grams - 1 - g)
-            by_gram = np.stack([b_ptr[grams], b_ptr[grams + 1]], axis=1)
-            r_ptr = self.rows.indptr
-            n_blocks, size = self.bounds.shape[1], self.size
-            positions = np.minimum(np.arange(n_blocks)[:, None] * size + np.arange(size - 1, -1, -1), len(r_ptr) - 1)
-            ends = np.append(r_ptr, r_ptr[-1])  # (positions past the last name are the last, empty, row)
-            by_block = np.stack([ends[positions], ends[positions + 1]], axis=2).reshape(n_blocks, 2 * size)
-            self._pairs = by_gram, by_block
-        return self._pairs
-
-    def scan(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Per row of ``vectors`` (indices sorted, as :meth:`LexiconIndex.vectors` gives them): (names, cosines) of
-        the names whose cosine is at least the ``k``-th highest, ties included (every name of cosine above 0 when
-        fewer have one). The few blocks of the highest bounds are scored first, then the other blocks whose bound
-        reaches the ``k``-th cosine found so far, the highest :data:`LATER_BLOCKS` of them at a time, until none
-        is left.
-
-        A query's bounds, and the cosines of a group of blocks' names, are each one call of scipy's sparse
-        products on views rather than a call per 3-gram or per block: the call is given every range to add up as
-        a pair of entries of its index pointer, the pairs in decreasing order of position so that the range
-        between two pairs is empty. The bounds' rows are stored last 3-gram first for that, so that the query's
-        3-grams are still added first to last."""
-        n_grams = self.rows.shape[1]
-        n_blocks = self.bounds.shape[1]
-        b_indices, b_data = self.bounds.indices, self.bounds.data
-        by_gram, _ = self._range_pairs()
-        dense = np.zeros(n_grams, dtype=np.float32)
-        bound = np.zeros(n_blocks, dtype=np.float32)
-        for i in range(vectors.shape[0]):
-            q_cols = vectors.indices[vectors.indptr[i]:vectors.indptr[i + 1]]
-            q_data = vectors.data[vectors.indptr[i]:vectors.indptr[i + 1]]
-            if not len(q_cols):
-                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
-                continue
-            pairs = by_gram[q_cols].ravel()  # the 3-grams' rows of bounds, decreasing
-            weights = np.zeros(len(pairs) - 1, dtype=np.float32)
-            weights[0::2] = q_data
-            bound[:] = 0.0
-            csc_matvec(n_blocks, len(weights), pairs, b_indices, b_data, weights, bound)
-            highest = float(bound.max())
-            if highest <= 0:  # no name shares a 3-gram with the query
-                yield np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
-                continue
-            floor = highest * FIRST_SHARE
-            near = np.flatnonzero(bound >= floor)  # cheaper than a partition of every bound
-            first, rest = near, near[:0]
-            if len(near) > FIRST_BLOCKS:
-                at = np.argpartition(bound[near], len(near) - FIRST_BLOCKS)
-                first, rest = near[at[-FIRST_BLOCKS:]], near[at[:-FIRST_BLOCKS]]
-            dense[q_cols] = q_data
-            scored, found = self._score(first, dense)
-            cut, best = _raised_cut(0.0, [], found, k)
-            # then every other block whose bound reaches the cut (those near the highest bound, for a cut as high)
-            if cut >= floor:
-                queue = rest[bound[rest] >= cut]
-            else:
-                reach = bound >= cut if cut > 0 else bound > 0
-                reach[first] = False
-                queue = np.flatnonzero(reach)
-            parts, values = [scored], [found]
-            while len(queue):
-                group = queue
-                if len(queue) > LATER_BLOCKS:
-                    at = np.argpartition(bound[queue], len(queue) - LATER_BLOCKS)
-                    group, queue = queue[at[-LATER_BLOCKS:]], queue[at[:-LATER_BLOCKS]]
-                else:
-                    queue = queue[:0]
-                got_at, got = self._score(group, dense)
-                parts.append(got_at)
-                values.append(got)
-                cut, best = _raised_cut(cut, best, got, k)
-                if cut > 0 and len(queue):
-                    queue = queue[bound[queue] >= cut]
-            dense[q_cols] = 0.0
-            if len(parts) > 1:
-                scored, found = np.concatenate(parts), np.concatenate(values)
-            at = np.flatnonzero(found >= cut if cut > 0 else found > 0)
-            # the name at ``at``: of block scored[at // size], its (size - 1 - at % size)-th (last name first)
-            positions = scored[at // self.size] * self.size + (self.size - 1 - at % self.size)
-            yield self.order[positions], found[at]
-
-    def _score(self, blocks: np.ndarray, dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ``blocks`` in decreasing order, and the cosines of their names with the query ``dense``, each
-        block's last name first, in one call of scipy's sparse product (see :meth:`scan`); a position past the
-        last name has cosine 0."""
-        blocks = np.sort(blocks)[::-1]
-        pairs = self._range_pairs()[1][blocks].ravel()
-        sums = np.zeros(len(pairs) - 1, dtype=np.float32)
-        csr_matvec(len(sums), len(dense), pairs, self.rows.indices, self.rows.data, dense, sums)
-        return blocks, sums[0::2]
-
-    def tops(self, vectors: sp.csr_matrix) -> Iterator[tuple[float, tuple[int, ...]]]:
-        """(best cosine, names with it) per row of ``vectors`` (see :meth:`LexiconIndex.top_cosines`)."""
-        for names, cos in self.scan(vectors, 1):
-            if not len(cos):
-                yield 0.0, ()
-                continue
-            best = cos.max()
-            yield float(best), tuple(sorted(names[cos == best].tolist()))
-
-    def top(self, vectors: sp.csr_matrix, k: int) -> Iterator[tuple[bytes, bytes] | None]:
-        """Per row of ``vectors``, what :meth:`LexiconIndex.search` remembers for it (names and cosines as bytes,
-        best first), or None when two of those ``k`` names, or the ``k``-th and a name left out, have the same
-        cosine: then which come first depends on the order of the search product, so that product decides."""
-        for names, cos in self.scan(vectors, k):
-            order = np.argsort(-cos, kind="stable")
-            names, cos = names[order], cos[order]
-            if len(cos) > k:
-                if cos[k] == cos[k - 1]:
-                    yield None
-                    continue
-                names, cos = names[:k], cos[:k]
-            if len(cos) > 1 and bool((cos[1:] == cos[:-1]).any()):
-                yield None
-                continue
-            yield names.astype(np.int32).tobytes(), cos.astype(np.float32).tobytes()
-
-
-def _raised_cut(cut: float, best: list[float], found: np.ndarray, k: int) -> tuple[float, list[float]]:
-    """The cut of :meth:`NameBlocks.scan` once the cosines ``found`` are scored, and for ``k`` above 1 the ``k``
-    highest cosines scored (``best``, highest first): the ``k``-th of them, or ``cut`` while fewer are known."""
-    if k <= 1:
-        return max(cut, float(found.max())), best
-    best = sorted([*best, *found[found > 0].tolist()], reverse=True)[:k]
-    return (best[-1] if len(best) >= k else cut), best
 
 
 def fill_memo(memo: dict, keys: Iterable, limit: int, compute: Callable[[list], Iterable]) -> None:

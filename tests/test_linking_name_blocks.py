@@ -10,9 +10,12 @@ import pytest
 
 import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
+from share_ner.lexicons import blocks as blocks_mod
 from share_ner.lexicons import default_lexicon
 from share_ner.lexicons import index as index_mod
-from share_ner.lexicons.index import NameBlocks, build_index, soft_normalize
+from share_ner.lexicons.blocks import NameBlocks
+from share_ner.lexicons.index import build_index
+from share_ner.lexicons.keys import soft_normalize
 from share_ner.linking.normalizer import Normalizer
 
 
@@ -43,9 +46,9 @@ def _queries(index) -> list[str]:
 def test_search_by_blocks_is_the_search_by_the_whole_product(hpo_index, monkeypatch, block_names, first_blocks,
                                                              later_blocks):
     # few first blocks and later blocks a few at a time: most queries then score blocks after the first ones
-    monkeypatch.setattr(index_mod, "BLOCK_NAMES", block_names)
-    monkeypatch.setattr(index_mod, "FIRST_BLOCKS", first_blocks)
-    monkeypatch.setattr(index_mod, "LATER_BLOCKS", later_blocks)
+    monkeypatch.setattr(blocks_mod, "BLOCK_NAMES", block_names)
+    monkeypatch.setattr(blocks_mod, "FIRST_BLOCKS", first_blocks)
+    monkeypatch.setattr(blocks_mod, "LATER_BLOCKS", later_blocks)
     queries = [soft_normalize(q) for q in _queries(hpo_index)]
     built = hpo_index.blocks
     hpo_index.blocks = NameBlocks(hpo_index.postings, hpo_index.unique_names)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import share_ner.linking.candidates as candidates_mod
 import share_ner.linking.normalizer as normalizer_mod
 from share_ner.cli import main
 from share_ner.document import CUI_LESS, Document, Mention
@@ -221,15 +222,15 @@ def test_a_site_abbreviation_list_comes_before_the_packaged_one_and_is_saved(tmp
     # fitted with a list: kept, and the cross-validation folds that fit the threshold use it too
     train = Document("t", "Pt has HTN. Pt has HA.")
     seen = []
-    real = normalizer_mod._fit_cv
+    real = normalizer_mod.fit_cv
     fitted = None
     try:
-        normalizer_mod._fit_cv = lambda *a: seen.append(a[-1]) or real(*a)
+        normalizer_mod.fit_cv = lambda *a: seen.append(a[-1]) or real(*a)
         fitted = Normalizer.fit(lexicon, {"t": train}, {"t": [mention_of(train, "HTN").with_cui("C0020538"),
                                                                 mention_of(train, "HA").with_cui("C0020538")]},
                                 abbreviations=site)
     finally:
-        normalizer_mod._fit_cv = real
+        normalizer_mod.fit_cv = real
     assert fitted.site_abbreviations == site and seen == [site]
     # the list says what the short form means here, before a lexicon name equal to it; a note's own
     # definition still comes first
@@ -378,8 +379,7 @@ def test_coordination_and_suffix_partial_matches():
 def test_caches_are_prepared_once_for_the_workers(tmp_path, monkeypatch, capfd):
     from share_ner.batch.processes import in_child
     from share_ner.lexicons import index as index_mod
-    from share_ner.linking.normalizer import prepare_caches
-    from share_ner.linking.store import caches_ready
+    from share_ner.linking.store import caches_ready, prepare_caches
 
     write_lexicon(tmp_path / "lex.tsv", ENTRIES)
     train = Document("t", "Pt has HTN.")
@@ -452,8 +452,8 @@ def test_queries_that_cannot_reach_the_threshold_are_not_scored_and_nothing_chan
     train = Document("t", "Pt has hypertension. Pt has MI.")
     gold = {"t": [mention_of(train, "hypertension").with_cui("C0020538"), mention_of(train, "MI").with_cui("C0027051")]}
     calls = []
-    real = normalizer_mod.word_coverage
-    monkeypatch.setattr(normalizer_mod, "word_coverage", lambda q, n: calls.append(q) or real(q, n))
+    real = candidates_mod.word_coverage
+    monkeypatch.setattr(candidates_mod, "word_coverage", lambda q, n: calls.append(q) or real(q, n))
     norm = Normalizer.fit(default_lexicon(), {"t": train}, gold)
     scored = {}
     for t in (0.0, 0.4, 0.6, 0.75, 0.9, 0.97):

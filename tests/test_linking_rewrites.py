@@ -7,7 +7,7 @@ import pytest
 import share_ner.linking.normalizer as normalizer_mod
 from share_ner.document import Document, Mention
 from share_ner.lexicons import Lexicon, LexiconEntry
-from share_ner.lexicons.index import learn_rewrites
+from share_ner.lexicons.rewrites import learn_rewrites
 from share_ner.linking.config import NormalizerConfig
 from share_ner.linking.normalizer import Normalizer
 

@@ -92,8 +92,7 @@ def _prepare_caches(model: Path, quiet: bool) -> None:
     compiled by an older share-ner. Otherwise every worker builds the same at once: with a SNOMED CT-sized
     lexicon, about 10 CPU s and 750 MB each for the index, 10 CPU minutes and 2.8 GB each for the names."""
     from share_ner.batch.processes import in_child
-    from share_ner.linking.normalizer import prepare_caches
-    from share_ner.linking.store import caches_ready
+    from share_ner.linking.store import caches_ready, prepare_caches
     from share_ner.model import FILES
 
     normalizer = model / FILES.normalizer

@@ -26,7 +26,7 @@ from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.stopwords import english
 from share_ner.lexicons.gazetteer import mention_string
-from share_ner.lexicons.index import exact_key
+from share_ner.lexicons.keys import exact_key
 from share_ner.model import NORMALIZER_FILES
 
 N_FEATURES = 2 ** 18

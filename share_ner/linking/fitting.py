@@ -5,17 +5,25 @@ rewrites learned from the gazetteer and lexicon.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.lexicons.gazetteer import gazetteer_lexicon
-from share_ner.lexicons.index import LexiconIndex, PhraseSwaps, WordSwaps
+from share_ner.lexicons.index import LexiconIndex
 from share_ner.lexicons.lexicon import Lexicon
-from share_ner.linking.candidates import _sigmoid
-from share_ner.linking.config import NormalizerConfig
+from share_ner.lexicons.rewrites import PhraseSwaps, WordSwaps
+from share_ner.linking.candidates import sigmoid
+from share_ner.linking.config import Decision, NormalizerConfig
 
-if TYPE_CHECKING:
-    from share_ner.linking.normalizer import Normalizer
+
+class FoldNormalizer(Protocol):
+    """What :func:`fit_cv` asks of the normalizers it makes for the held-out folds (a
+    :class:`share_ner.linking.normalizer.Normalizer`)."""
+
+    collect_features: bool
+
+    def decide_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]],
+                    trace: bool = False) -> list[list[Decision]]: ...
 
 
 def fit_threshold(scores: Sequence[float], accepted_correct: Sequence[bool], gold_cuiless: Sequence[bool],
@@ -60,7 +68,7 @@ Swaps = WordSwaps  # a → [(b, concepts)], most concepts first
 Phrases = PhraseSwaps
 
 
-def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_count: int) -> tuple[Swaps, Phrases] | None:
+def merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_count: int) -> tuple[Swaps, Phrases] | None:
     """The word swaps and the phrase swaps of both indexes seen in at least ``min_count`` concepts. Word swaps
     by word, most frequent first; phrase swaps by the rarest word of the phrase replaced, with both phrases as
     word bags."""
@@ -72,7 +80,7 @@ def _merged_rewrites(gaz: LexiconIndex | None, lex: LexiconIndex | None, min_cou
     return WordSwaps(merged.swap, min_count), PhraseSwaps(merged.phrase, min_count, merged.filing())
 
 
-def _fit_cv(make: type[Normalizer], lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
+def fit_cv(make: Callable[..., FoldNormalizer], lexicon: Lexicon | None, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]],
             config: NormalizerConfig, abbreviations: Mapping[str, Sequence[str]] | None = None,
             ) -> tuple[tuple[list[float], float] | None, float, dict[str, Any]]:
     """Fit the re-ranker and the CUI-less threshold on step-7 decisions for held-out notes.
@@ -80,7 +88,7 @@ def _fit_cv(make: type[Normalizer], lexicon: Lexicon | None, docs: Mapping[str, 
     The notes are split into ``config.folds`` folds; each fold is normalized with the gazetteer of the other
     folds. The re-ranker (logistic regression: is this candidate the gold id?) learns from every candidate; the
     threshold then maximises accuracy on the re-ranked top candidates. ``make``: the normalizer class whose
-    instances decide the held-out folds.
+    instances decide the held-out folds (called as ``make(lexicon, gazetteer, config, abbreviations=...)``).
     """
     ids = sorted(d for d, ms in gold.items() if ms and d in docs)
     if len(ids) < 2:
@@ -95,7 +103,7 @@ def _fit_cv(make: type[Normalizer], lexicon: Lexicon | None, docs: Mapping[str, 
         train_gold = {d: ms for d, ms in gold.items() if d not in held}
         fold = make(lexicon, gazetteer_lexicon(docs, train_gold) if train_gold else None, plain,
                           abbreviations=abbreviations)
-        fold._collect_features = True
+        fold.collect_features = True
         held_ids = sorted(held)
         decided = fold.decide_many([(docs[d], gold[d]) for d in held_ids])
         for d, decisions in zip(held_ids, decided):
@@ -118,8 +126,8 @@ def _fit_cv(make: type[Normalizer], lexicon: Lexicon | None, docs: Mapping[str, 
     cuiless: list[bool] = []
     for g, cands, score, cui in mentions:
         if ranker is not None and cands:
-            probs = [(_sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1]), c) for c, feats in cands]
-            score, cui = max(probs, key=lambda pc: pc[0])  # ties: the first, as in _tfidf's order
+            probs = [(sigmoid(sum(a * b for a, b in zip(ranker[0], feats)) + ranker[1]), c) for c, feats in cands]
+            score, cui = max(probs, key=lambda pc: pc[0])  # ties: the first, as in CandidateSearch.search's order
         scores.append(score)
         correct.append(cui == g)
         cuiless.append(g == CUI_LESS)
