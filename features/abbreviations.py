@@ -77,13 +77,12 @@ def _tokenizer() -> Any:
 
 
 class _Words(NamedTuple):
-    """A text's tokens (whitespace tokens included): their texts, first characters and whether a space follows
-    each."""
+    """A text's tokens (whitespace tokens included): their texts, start offsets and 1 where a space follows."""
 
     text: str
     texts: list[str]
     starts: list[int]
-    spaced: list[bool]
+    spaced: list[int]
 
     def span(self, first: int, end: int) -> Span:
         """The characters of tokens ``first`` .. ``end`` - 1."""
@@ -92,7 +91,8 @@ class _Words(NamedTuple):
 
 def _words(text: str) -> _Words:
     doc = _tokenizer()(text)
-    return _Words(text, [t.text for t in doc], doc.to_array("IDX").tolist(), [bool(t.whitespace_) for t in doc])
+    starts, spaced = doc.to_array(["IDX", "SPACY"]).T.tolist() if len(doc) else ([], [])
+    return _Words(text, [t.text for t in doc], starts, spaced)
 
 
 def find_definitions(text: str) -> list[tuple[Span, Span]]:

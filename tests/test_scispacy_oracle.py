@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import ABBREVIATION_EDGE_CASES, ABBREVIATION_TEXTS
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("scispacy", reason="scispaCy is the oracle only where it installs (pip install '.[oracle]')")
 
@@ -63,6 +64,13 @@ def test_the_rule_tokenizer_has_scispacys_patterns_special_cases_and_token_match
     assert ours.token_match == theirs.token_match and ours.url_match == theirs.url_match is None
     text = "Pt's h/o CHF (EF 35%), s/p CABG x3 on 3/12/2020; BP 120/80 mmHg, 2.5mg q.d. e.g. Dr. A's 10a.m. :) \n\t x"
     assert [(t.text, t.idx) for t in ours(text)] == [(t.text, t.idx) for t in theirs(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*"aAzZ09 .,;:-/()[]{}+*^×=<>\"'’%°$#&…—_\n\tçΣ", "Fig.", "al.", "mg", "e.g.", "'s", "1D",
+                                  "h/o", "IL-6"]), max_size=30).map("".join))
+def test_the_rule_tokenizer_gives_scispacys_tokens(text):
+    assert [(t.idx, t.text) for t in get_tokenizer()(text)] == [(t.idx, t.text) for t in _scispacy_tokenizer()(text)]
 
 
 @settings(max_examples=400, deadline=None)
