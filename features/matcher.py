@@ -17,8 +17,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Iterable, Sequence
 
-from share_ner.features.stopwords import TERM_STOP_WORDS
-from share_ner.spacy_import import import_spacy
+from share_ner.features.stopwords import TERM_STOP_WORDS, function_words
 
 _WORD = re.compile(r"[^\W_]+")
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
@@ -34,12 +33,9 @@ CLASSICAL_SINGULARS = frozenset(
 
 @lru_cache(maxsize=1)
 def _kept() -> frozenset[str]:
-    """The words :func:`fold_plural` leaves alone: :data:`CLASSICAL_SINGULARS` and spaCy's English stop words
-    (``does``, ``was``, ``its``, ``always``, ``perhaps``, ``whereas``: function words are never a noun's plural)."""
-    import_spacy()  # without spaCy's command line (start-up time)
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return CLASSICAL_SINGULARS | frozenset(STOP_WORDS)
+    """The words :func:`fold_plural` leaves alone: :data:`CLASSICAL_SINGULARS` and the function words
+    (:func:`~share_ner.features.stopwords.function_words`: ``does``, ``was``, ``its``, ``always``, ``whereas``)."""
+    return CLASSICAL_SINGULARS | function_words()
 
 
 def fold_plural(key: str) -> str:
