@@ -11,7 +11,8 @@ for Parquet; pyarrow missing: the Parquet row is left out). Each side, in a work
   tags the notes with every side's model: a model trained on one Python loads and tags alike on the others.
 
 An output's hash covers its files' names and bytes (``output_hashes.hash_dir``: without ``run.json`` and
-``summary.json``, which hold timings and paths). A Parquet file also records the pyarrow that wrote it
+``summary.json``, which hold timings and paths); a model's, its files but for the training time and peak memory in
+``config.json``. A Parquet file also records the pyarrow that wrote it
 (``created_by``), so its row compares the table instead (schema, then the rows, as pyarrow reads them), with the
 pyarrow versions shown. Exit status 1 if one output differs between the sides::
 
@@ -78,6 +79,24 @@ def mimic_export(notes: Path, path: Path) -> None:
     path.write_text(buf.getvalue(), encoding="utf-8", newline="")
 
 
+def model_hash(model: Path) -> str:
+    """SHA-256 of a model directory's files' names and bytes, ``config.json`` without its timings (``seconds``,
+    ``peak_rss_mb``: the machine's, not the model's)."""
+
+    def untimed(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: untimed(v) for k, v in value.items() if k not in ("seconds", "peak_rss_mb")}
+        return value
+
+    h = hashlib.sha256()
+    for path in sorted(p for p in model.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if path.name == "config.json" and path.parent == model:
+            data = json.dumps(untimed(json.loads(data)), sort_keys=True).encode()
+        h.update(str(path.relative_to(model)).encode() + b"\0" + data + b"\0")
+    return h.hexdigest()
+
+
 def side(name: str, python: str, work: Path, notes: Path, train: Path, export: Path) -> dict:
     """This side's versions, output hashes (and Parquet tables) and trained model."""
     home = work / name
@@ -98,7 +117,7 @@ def side(name: str, python: str, work: Path, notes: Path, train: Path, export: P
     model = home / "model"
     run(python, [*cli, "train", "--text", str(train / "text"), "--gold", str(train / "gold"), "--model", str(model),
                  "--quiet"], cache, home)
-    hashes["train (model files)"] = hash_dir(model, home)
+    hashes["train (model files)"] = model_hash(model)
     return {"python": python, "about": about, "hashes": hashes, "model": model, "home": home, "cache": cache}
 
 
