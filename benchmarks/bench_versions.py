@@ -158,12 +158,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(sides: dict[str, dict], notes: Path, train: Path, seconds: float) -> str:
     names = list(sides)
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in sorted(notes.rglob("*.txt"))]
     lines = [
         "# The same outputs on every Python",
         "",
         f"Command: `{command_line('bench_versions.py', sys.argv[1:])}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds:.0f} s). Notes: "
-        f"`{shown_path(str(notes))}`; training data: `{shown_path(str(train))}`.",
+        f"`{shown_path(str(notes))}`, {len(texts):,} notes, {sum(map(len, texts)):,} characters; training data: "
+        f"`{shown_path(str(train))}`.",
         "",
         "| side | " + " | ".join(sides[names[0]]["about"]) + " |",
         "|---|" + "---|" * len(sides[names[0]]["about"]),
