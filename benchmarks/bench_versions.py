@@ -34,9 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_data import REPO, RESULTS_DIR, command_line, shown_path, write_results
+from bench_data import REPO, RESULTS_DIR, shown_path, write_results
 from output_hashes import hash_dir
 
+DEFAULT_TRAIN = REPO / "tests" / "fixtures" / "tagger"
 FORMATS = ("share", "brat", "jsonl", "share2014", "bioc")
 HEADER = ["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY", "DESCRIPTION", "CGID",
           "ISERROR", "TEXT"]
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", action="append", required=True, metavar="NAME=PY",
                     help="a side: its name and the Python of a venv with this checkout installed (two or more)")
     ap.add_argument("--notes", type=Path, default=REPO / "examples" / "notes", help="notes to tag (a directory)")
-    ap.add_argument("--train", type=Path, default=REPO / "tests" / "fixtures" / "tagger",
+    ap.add_argument("--train", type=Path, default=DEFAULT_TRAIN,
                     help="training data: a directory with text/ and gold/")
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "versions.md")
     ap.add_argument("--no-write", action="store_true", help="print the table, write no results file")
@@ -156,13 +157,22 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if any(len({s["hashes"].get(key) for s in sides.values()}) > 1 for key in rows) else 0
 
 
+def shown_command(names: list[str], notes: Path, train: Path) -> str:
+    """The command line, each side's Python shown as ``PY_<name>`` (a results file names no machine path)."""
+    args = [a for n in names for a in ("--python", f"{n}=PY_{n}")]
+    args += ["--notes", shown_path(str(notes), "NOTES")]
+    if train != DEFAULT_TRAIN:
+        args += ["--train", shown_path(str(train), "TRAIN")]
+    return " ".join(["python benchmarks/bench_versions.py", *args])
+
+
 def report(sides: dict[str, dict], notes: Path, train: Path, seconds: float) -> str:
     names = list(sides)
     texts = [p.read_bytes().decode("utf-8", "replace") for p in sorted(notes.rglob("*.txt"))]
     lines = [
         "# The same outputs on every Python",
         "",
-        f"Command: `{command_line('bench_versions.py', sys.argv[1:])}` "
+        f"Command: `{shown_command(names, notes, train)}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {seconds:.0f} s). Notes: "
         f"`{shown_path(str(notes))}`, {len(texts):,} notes, {sum(map(len, texts)):,} characters; training data: "
         f"`{shown_path(str(train))}`.",
