@@ -13,6 +13,9 @@ side on the first ``--profile-notes`` notes, by stage (``bench_throughput.profil
 
     nice python benchmarks/bench_end_to_end.py --baseline-python OLD_VENV/bin/python \\
         [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--out benchmarks/results/end_to_end.md]
+
+``--also-python NAME=PY`` (repeatable) adds a side: this checkout installed in the venv of another Python, measured in
+the same rounds and shown beside the others (Python 3.11 and 3.13 side by side, each against the baseline).
 """
 
 from __future__ import annotations
@@ -69,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-name", default="baseline", help="what to call the baseline in the tables")
     ap.add_argument("--baseline-cache", type=Path, help="SHARE_NER_CACHE of the baseline (default: a fresh one)")
     ap.add_argument("--cache", type=Path, help="SHARE_NER_CACHE of this code (default: a fresh one)")
+    ap.add_argument("--also-python", action="append", default=[], metavar="NAME=PY",
+                    help="another side: this code in the venv of another Python (repeatable)")
     ap.add_argument("--notes", type=int, help="only the first N MTSamples notes (quick runs; default all)")
     ap.add_argument("--rounds", type=int, default=2, help="counted rounds (default 2)")
     ap.add_argument("--warm-up", type=int, default=1, help="uncounted rounds first (default 1: builds the models)")
@@ -88,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         n_notes, tokens = count_tokens(notes)
         sides = {args.baseline_name: (args.baseline_python, args.baseline_cache or work / "cache-baseline"),
                  "this code": (sys.executable, args.cache or work / "cache-this")}
+        for k, also in enumerate(args.also_python):
+            name, python = also.split("=", 1)
+            sides[f"this code, {name}"] = (python, work / f"cache-also-{k}")
         runs: dict = {(side, what): [] for side in sides for what in ("start", "jobs1", "jobs2")}
         for r in range(args.rounds + args.warm_up):
             # each measure of both sides back to back, the side first each round alternating: the machine's load
@@ -105,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"round {r}{' (warm-up)' if warm else ''} {side} {what}: {res['cpu']:.2f} CPU s, "
                           f"{res['wall']:.2f} s wall, {res['peak_mb']:.0f} MB", flush=True)
         profiles = {side: run_profile(python, cache, args.profile_notes, notes)
-                    for side, (python, cache) in sides.items()} if args.profile_notes else {}
+                    for side, (python, cache) in list(sides.items())[:2]} if args.profile_notes else {}
     text = report(runs, list(sides), profiles, n_notes, tokens, started, args)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -118,8 +126,9 @@ def _best(runs: list[dict], key: str) -> float:
 
 
 def report(runs: dict, sides: list, profiles: dict, n_notes: int, tokens: int, started: str, args) -> str:
-    old, new = sides
+    old, new, *also = sides
     shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name,
+             *[a for k, x in enumerate(args.also_python) for a in ("--also-python", f"{x.split('=')[0]}=PY{k + 1}")],
              *(["--notes", str(args.notes)] if args.notes else []), "--rounds", str(args.rounds),
              *(["--warm-up", str(args.warm_up)] if args.warm_up != 1 else []),
              "--profile-notes", str(args.profile_notes)]
@@ -132,15 +141,19 @@ def report(runs: dict, sides: list, profiles: dict, n_notes: int, tokens: int, s
         "them with the default model its code builds (read, tokenize, features, CRF, normalize, attributes where the "
         f"code fills them, write). Best of {args.rounds} rounds (all rounds in brackets); the start-up row is a "
         "process tagging one short note (imports, model load, first note).", "",
-        f"| measure | {old} | this code | new / old |", "|---|---:|---:|---:|"]
+        f"| measure | {old} | " + " | ".join(f"{side} | new / old" for side in (new, *also)) + " |",
+        "|---|---:|" + "---:|---:|" * (1 + len(also))]
 
     def row(label: str, what: str, key: str, fmt: str = "{:.2f}", speed: bool = True) -> None:
-        a, b = runs[(old, what)], runs[(new, what)]
-        ba, bb = _best(a, key), _best(b, key)
-        every_a = ", ".join(fmt.format(r[key]) for r in a)
-        every_b = ", ".join(fmt.format(r[key]) for r in b)
-        ratio = f"**{ba / bb:.2f}x**" if speed else f"{bb / ba:.2f}"
-        lines.append(f"| {label} | {fmt.format(ba)} ({every_a}) | {fmt.format(bb)} ({every_b}) | {ratio} |")
+        a = runs[(old, what)]
+        ba = _best(a, key)
+        cells = [f"{fmt.format(ba)} ({', '.join(fmt.format(r[key]) for r in a)})"]
+        for side in (new, *also):
+            b = runs[(side, what)]
+            bb = _best(b, key)
+            cells.append(f"{fmt.format(bb)} ({', '.join(fmt.format(r[key]) for r in b)})")
+            cells.append(f"**{ba / bb:.2f}x**" if speed else f"{bb / ba:.2f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     row("one process: CPU s", "jobs1", "cpu")
     row("one process: wall s", "jobs1", "wall")

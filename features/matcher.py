@@ -17,10 +17,25 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Iterable, Sequence
 
-from share_ner.features.stopwords import TERM_STOP_WORDS
+from share_ner.features.stopwords import TERM_STOP_WORDS, function_words
 
 _WORD = re.compile(r"[^\W_]+")
 _END = ""  # trie key under which a node stores the semantic types of the term ending there
+
+
+# Words whose final "s" is no plural's, each its own key: the Greek and Latin singulars of clinical language that
+# end like an English plural (English function words are the other such words: see _kept).
+CLASSICAL_SINGULARS = frozenset(
+    "diabetes herpes ascites caries rabies scabies facies feces faeces menses species series tabes lues pancreas "
+    "erysipelas hypospadias epispadias".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _kept() -> frozenset[str]:
+    """The words :func:`fold_plural` leaves alone: :data:`CLASSICAL_SINGULARS` and the function words
+    (:func:`~share_ner.features.stopwords.function_words`: ``does``, ``was``, ``its``, ``always``, ``whereas``)."""
+    return CLASSICAL_SINGULARS | function_words()
 
 
 def fold_plural(key: str) -> str:
@@ -32,10 +47,23 @@ def fold_plural(key: str) -> str:
     singular's (``-uses``: ``virus`` or ``cause``; ``-ches``: ``patch`` or ``headache``; ``-ices``: ``apex`` or
     ``device``), both singulars get the same key (``caus``, ``headach``, ``apix``, ``devix``; ``-ix``, not ``-ic``, so
     that a stemmer cutting ``-ical`` to ``-ic`` keeps ``cervix`` and ``cervical`` apart). The key need not be a word,
-    since both sides get it; a key is its own key. Words of three letters or fewer are kept.
+    since both sides get it. Words of three letters or fewer, function words and the words of
+    :data:`CLASSICAL_SINGULARS` (``does``, ``this``, ``diabetes``, ``pancreas``) are kept as they are.
+
+    The key is the fixed point of one folding step (:func:`_fold_step`), so a key is its own key: a step never
+    lengthens a word but to end it in ``-us`` (``calculi`` → ``calculus``), which no step changes, and keeps its
+    length only to turn ``-ex`` into ``-ix``, which no step changes either, so the steps end.
     """
+    while True:
+        folded = _fold_step(key)
+        if folded == key:
+            return key
+        key = folded
+
+
+def _fold_step(key: str) -> str:
     n = len(key)
-    if n <= 3:
+    if n <= 3 or key in _kept():
         return key
     if n > 4 and key.endswith("ies"):
         return key[:-3] + "y"

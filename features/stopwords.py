@@ -4,6 +4,8 @@
   labels of an ambiguous string (``share_ner.linking.context``); a note's topic lives in its content words.
 - :data:`TERM_STOP_WORDS`: a lexicon term made only of these is not matched in text (HPO has names such as "All"
   and "Abnormality"), so the list adds the words that mean nothing on their own in a clinical note.
+- :func:`function_words` (spaCy's English list): words that are never a noun's plural, which the term matcher's
+  plural folding (``share_ner.features.matcher.fold_plural``) leaves as they are (``does`` is no plural of ``doe``).
 - :data:`NAME_JOINERS`: words dropped from a name's normalized key, so that "carcinoma of the lung" and "lung
   carcinoma" can meet; only the words that join a disorder name's parts, plus "nos" (not otherwise specified),
   because a wider list would fold distinct names together.
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from share_ner.spacy_import import import_spacy
+
 
 @lru_cache(maxsize=1)
 def english() -> frozenset[str]:
@@ -21,6 +25,15 @@ def english() -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
+
+
+@lru_cache(maxsize=1)
+def function_words() -> frozenset[str]:
+    """spaCy's English stop words, imported on first use (with spaCy, which tokenizing needs anyway)."""
+    import_spacy()  # without spaCy's command line (start-up time)
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
 
 
 def __getattr__(name: str) -> frozenset[str]:

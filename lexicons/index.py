@@ -32,7 +32,7 @@ from share_ner.lexicons.rewrites import Rewrites, learn_rewrites
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-INDEX_VERSION = 17
+INDEX_VERSION = 18
 SEARCH_MEMO = 100_000  # search results remembered per index and process (about 0.3 kB each)
 # tf-idf rows of queries remembered per index (about 0.3 kB each): enough for the queries of a batch, which are
 # looked up for their best cosine and then for their hits; after that their results are remembered instead

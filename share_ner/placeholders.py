@@ -236,7 +236,11 @@ def first_characters(regex: str) -> frozenset[str] | None:
     """The characters a match of ``regex`` can start with, when its parse says so plainly (literals, character
     sets of literals and ranges, repeats of at least one, groups and alternatives of these); else None."""
     try:
-        from re import _constants, _parser  # what re compiles with (private: no shortcut when they change)
+        try:
+            from re import _constants, _parser  # what re compiles with (private: no shortcut when they change)
+        except ImportError:  # Python 3.10: the same modules under their old names
+            import sre_constants as _constants  # type: ignore[no-redef]
+            import sre_parse as _parser  # type: ignore[no-redef]
 
         return _firsts(_parser.parse(regex), _constants)
     except Exception:  # noqa: BLE001 - an unforeseen parse: no shortcut, the same matches

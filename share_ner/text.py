@@ -1,8 +1,9 @@
 """Tokens with document offsets, and sentences that follow how clinical notes are written.
 
-Tokenization is scispacy's rule tokenizer (``combined_rule_tokenizer`` on
-``spacy.blank("en")``; it keeps ``h/o``, ``IL-6`` and ``3/12/2020`` whole),
-built once per process on first use and shared. On top of it:
+Tokenization is spaCy's tokenizer with the rules of :mod:`share_ner.token_rules`
+(scispaCy's ``combined_rule_tokenizer`` on ``spacy.blank("en")``, rebuilt; it keeps
+``h/o``, ``IL-6`` and ``3/12/2020`` whole), built once per process on first use and
+shared. On top of it:
 
 * de-identification placeholders (MIMIC-III's ``[**Hospital1 18**]``, MIMIC-IV's
   ``___``, ``**NAME[ZZZ]``, ``<PERSON>``; the patterns are data, see
@@ -37,6 +38,7 @@ from typing import Any
 from share_ner.document import Document, Sentence, Token
 from share_ner.placeholders import placeholder_regex
 from share_ner.spacy_import import import_spacy
+from share_ner.token_rules import rule_tokenizer
 
 __all__ = ["PLACEHOLDER_RE", "find_headers", "get_tokenizer", "normalize_section", "split_sentences", "tokenize"]
 
@@ -72,21 +74,20 @@ def english() -> Any:
 
 
 def get_tokenizer() -> Any:
-    """The process-wide scispacy rule tokenizer (built on first use)."""
+    """The process-wide rule tokenizer (:func:`share_ner.token_rules.rule_tokenizer`, built on first use)."""
     global _tokenizer
     if _tokenizer is None:
         with _lock:
             if _tokenizer is None:
                 import_spacy()  # without spaCy's command line (start-up time)
-                from scispacy.custom_tokenizer import combined_rule_tokenizer
                 from spacy.attrs import IDX, IS_SPACE, LENGTH
 
                 _ATTRS[:] = [IDX, LENGTH, IS_SPACE]
 
                 with warnings.catch_warnings():
-                    # scispacy's regexes trigger a harmless FutureWarning in re.
+                    # A suffix's character class holds "[" and "|" (as scispaCy's does): re warns of a future change.
                     warnings.simplefilter("ignore", FutureWarning)
-                    tokenizer = combined_rule_tokenizer(english())
+                    tokenizer = rule_tokenizer(english())
                 pairs = _straddle_pairs(tokenizer)
                 _STRADDLE.update(pairs)
                 _STRADDLE_LEFT.update(a for a, _ in pairs)
@@ -164,7 +165,7 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
 
     Whitespace is never part of a token, except inside a de-identification
     placeholder (``[**Last Name (NamePattern1) 123**]``), which is one token.
-    ``extra_splits=False`` keeps scispacy's tokens as they are (for comparison).
+    ``extra_splits=False`` keeps the rule tokenizer's tokens as they are (for comparison).
     """
     if not text or text.isspace():
         return []

@@ -7,9 +7,9 @@ from typing import Iterator
 import pytest
 from hypothesis import settings
 
-# In CI the property tests draw the same examples on every run, so a landing never hangs on luck;
-# locally they keep exploring new examples.
-settings.register_profile("ci", derandomize=True, print_blob=True)
+# In CI the property tests draw the same examples on every run and keep no example database (.hypothesis/, git-ignored),
+# so a landing never hangs on luck; locally they keep exploring new examples.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 

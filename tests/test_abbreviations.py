@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-import warnings
 from pathlib import Path
 
 import pytest
+from helpers import ABBREVIATION_EDGE_CASES, ABBREVIATION_TEXTS
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import share_ner.features.abbreviations as abbreviations
 from share_ner.errors import InputError
@@ -83,91 +81,22 @@ def test_find_definitions_without_parentheses_or_definitions() -> None:
 
 
 # --- the detector runs only where a definition is possible ---------------------------------------------------
-
-
-@functools.cache
-def _spacy_pipeline():
-    import scispacy.abbreviation  # noqa: F401  (registers the "abbreviation_detector" factory)
-    import spacy
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("abbreviation_detector")
-    return nlp
-
-
-def _detector(text: str) -> list:
-    """The detector as scispaCy documents it, in a blank English spaCy pipeline, run on the whole text."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"\[W036\]")
-        doc = _spacy_pipeline()(text)
-    return sorted({((s.start_char, s.end_char), (s._.long_form.start_char, s._.long_form.end_char))
-                   for s in doc._.abbreviations})
-
-
-# Text the screening steps must reason about: definitions of every shape ("congestive heart failure (CHF)",
-# "CHF (congestive heart failure)"), near-misses, tokens the tokenizer splits inside a word ("cannot", "10mg"),
-# whitespace that is a token ("\n", two spaces), brackets glued to words, case folding beyond ASCII.
-WORDS = st.sampled_from(
-    [
-        "congestive", "heart", "failure", "chronic", "kidney", "disease", "Hypertension", "the", "of", "cannot",
-        "10mg", "mg", "non-", "x-ray", "İstanbul", "ΑΣ", "σ", "D&C", "R>L", "C5-6", "s", "a", "see", "below", "2",
-    ]
-)
-SPACES = st.sampled_from([" ", " ", " ", "", "  ", "\n", "\n\n", " \n", "\t", "\u00a0", ", ", ". "])
-
-
-@st.composite
-def _definition(draw: st.DrawFn) -> str:
-    words = draw(st.lists(WORDS, min_size=1, max_size=6))
-    initials = "".join(w[0] for w in words if w[0].isalnum())
-    short = draw(st.sampled_from([initials, initials.upper(), initials.lower(), initials[1:], initials + "2",
-                                  initials[:1] + "-" + initials[1:], initials[::-1], draw(WORDS)]))
-    long = "".join(w + draw(SPACES) for w in words).strip()
-    opening, closing = draw(st.sampled_from(["(", " (", "\n(", "  (", "((", "( "])), draw(st.sampled_from(
-        [")", " )", "))", ") ", ")."]))
-    if draw(st.booleans()):
-        return long + opening + short + closing
-    return short + opening + long + closing
-
-
-TEXTS = st.lists(st.one_of(_definition(), WORDS, st.sampled_from(["(", ")", "(see below)", "(s)"])), max_size=12).map(
-    lambda parts: " ".join(parts))
+# (the detector against scispaCy's, on these texts and on every corpus: tests/test_scispacy_oracle.py)
 
 
 @settings(max_examples=400, deadline=None)
-@given(TEXTS, st.lists(SPACES, min_size=1, max_size=3))
-def test_the_screening_steps_tell_exactly_which_texts_the_detector_finds_definitions_in(text, spaces):
-    text = text.replace(" ", spaces[0]) if len(spaces) == 3 else text  # some texts with other whitespace
-    found = _detector(text)
+@given(ABBREVIATION_TEXTS)
+def test_the_screening_steps_tell_exactly_which_texts_the_detector_finds_definitions_in(text):
+    found = abbreviations._detect(text)  # the detector on the whole text
     assert abbreviations.defines_abbreviation(text) == bool(found)
     assert find_definitions(text) == found
-    assert abbreviations._detect(text) == found  # the detector without a spaCy Language
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "congestive heart failure (CHF)",  # the long form first
-        "CHF (congestive heart failure) and CHF",  # the long form inside, 3 tokens: read as a short form
-        "CHF (the congestive heart failure here)",  # 5 tokens inside: a long form
-        "(CHF) congestive heart failure (CHF)",  # a "(" that is the first token
-        "\n(CHF) congestive heart failure",
-        "cannot stay (CS)",  # the short form's first letter starts a token inside the word "cannot"
-        "weight 10mg (MG)",  # ... inside "10mg"
-        "chronic kidney disease(CKD).",  # brackets glued to the words
-        "chronic kidney disease ( CKD ) .",
-        "chronic kidney disease\n\n(CKD)",
-        "İstanbul ΑΣ (İΣ) and ΑΣ",  # lower case of one character at a time
-        "İstanbul D&C\n(Dİc)",  # "İ" in lower case is "i" and a combining mark: not a letter the detector matches
-        " ".join(["word"] * 40) + " chronic kidney disease (CKD)",  # beyond the window's 33 runs
-        "CKD (chronic kidney disease " + "x " * 40 + ")",  # too many tokens inside
-    ],
-)
+@pytest.mark.parametrize("text", ABBREVIATION_EDGE_CASES)
 def test_the_screening_steps_agree_with_the_detector_on_edge_cases(text: str) -> None:
-    found = _detector(text)
+    found = abbreviations._detect(text)
     assert abbreviations.defines_abbreviation(text) == bool(found)
     assert find_definitions(text) == found
-    assert abbreviations._detect(text) == found  # the detector without a spaCy Language
 
 
 def test_definitions_are_found_past_the_screening_steps() -> None:
@@ -192,8 +121,10 @@ def test_the_detector_does_not_run_where_no_definition_is_possible(monkeypatch) 
 
 def test_a_text_over_spacy_length_limit_is_refused_as_spacy_refuses_it() -> None:
     text = "congestive heart failure (CHF) " + "x" * 1_000_000
+    import spacy
+
     with pytest.raises(ValueError, match=r"\[E088\]"):
-        _spacy_pipeline()(text)
+        spacy.blank("en")(text)
     with pytest.raises(ValueError, match=r"\[E088\]"):
         find_definitions(text)
     assert find_definitions("x" * 1_000_001) == []  # without brackets it is not tokenized

@@ -90,7 +90,7 @@ def test_cli_distant_config_sets_the_distant_settings(tmp_path: Path, capsys, mo
                                                                           (0.9, True, 1)]
     capsys.readouterr()
     for text, words in (('{"min_confidence": 0.8,\n "icd_name": false}', "unknown distant setting(s) 'icd_name'"),
-                        ('{"rounds": 1,\n}', ":2: not valid JSON"), ('{"min_confidence": 2}', "must be in [0, 1]")):
+                        ('{"rounds": 1,\n "icd_names" 1}', ":2: not valid JSON"), ('{"min_confidence": 2}', "must be in [0, 1]")):
         settings.write_text(text, encoding="utf-8")
         assert main([*base, "--distant-config", str(settings)]) == 2
         err = capsys.readouterr().err.strip().splitlines()

@@ -137,8 +137,9 @@ def test_errors_name_the_file_and_the_object(tmp_path: Path, edit, where: str, m
 
 def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "bad.bioc.json"
-    path.write_text('{"documents": [\n  {"id": "a",}\n]}\n', encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad\.bioc\.json:2: invalid JSON at column 14"):
+    # a missing ":" (json places a trailing comma differently from Python 3.13 on; this error alike everywhere)
+    path.write_text('{"documents": [\n  {"id" "a"}\n]}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.bioc\.json:2: invalid JSON at column 9"):
         read_annotations(path)
 
 

@@ -127,7 +127,7 @@ def _hash_files(h: Any, paths: list[Path]) -> None:
 # Modules whose code decides what a trained model contains or how its features are computed (this one too: it
 # composes the default's lexicons).
 _TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release", "distant",
-                     "tagging/*", "model", "training", "text", "document", "linking/*", "placeholders")
+                     "tagging/*", "model", "training", "text", "token_rules", "document", "linking/*", "placeholders")
 
 
 @functools.lru_cache(maxsize=None)

@@ -173,6 +173,19 @@ class _Lines:
         self.byte -= len(line)
 
 
+# Python 3.10's csv refuses a NUL ("line contains NUL"), later ones read it as a character: on every Python a NUL
+# is read as a character, a lone surrogate (which no text decoded with surrogateescape holds) standing in for it.
+_NUL_STAND_IN = "\udc00"
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    """The CSV records of ``text``, NUL characters read as any other."""
+    if "\x00" not in text:
+        return list(csv.reader(io.StringIO(text, newline="")))
+    rows = csv.reader(io.StringIO(text.replace("\x00", _NUL_STAND_IN), newline=""))
+    return [[field.replace(_NUL_STAND_IN, "\x00") for field in row] for row in rows]
+
+
 def _header_fields(lines: _Lines, path: Path, encoding: str, show_text: bool) -> list[str]:
     try:
         data = lines.next()
@@ -187,7 +200,7 @@ def _header_fields(lines: _Lines, path: Path, encoding: str, show_text: bool) ->
         raise InputError(path, "empty file: no CSV header")
     text = data.decode(encoding, "surrogateescape").lstrip("\ufeff")
     try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
+        rows = _csv_rows(text)
     except csv.Error as exc:
         raise InputError(path, f"the header is not valid CSV ({exc}){_shown(text, show_text)}", 1) from None
     return rows[0] if rows else []
@@ -350,7 +363,7 @@ def iter_csv_notes(
                 yield CsvRecord(row, line, note_id, None, cut + _shown(text, show_text), byte=byte)
                 continue
             try:
-                rows = list(csv.reader(io.StringIO(text, newline="")))
+                rows = _csv_rows(text)
             except csv.Error as exc:
                 yield CsvRecord(row, line, "", None, f"line {line}: malformed CSV ({exc}){_shown(text, show_text)}",
                                 byte=byte)
