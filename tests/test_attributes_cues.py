@@ -182,3 +182,21 @@ def test_a_non_x_that_is_a_lexicon_name_is_no_negation(text, expected):
 def test_without_names_a_non_x_is_a_negation():
     check("History of non-Hodgkin lymphoma with night sweats.", "negation", {"night sweats": "non"})
     assert _NAMED.names is _NAMES and _MATCHER.names is None  # with_names leaves the matcher it copies alone
+
+
+# ---------------------------------------------------------------- the hand-annotated narrative sentences
+
+def test_the_narrative_fixture_is_consistent():
+    import csv
+    from pathlib import Path
+
+    root = Path(__file__).parent / "fixtures" / "narrative_attributes"
+    for half, sentences, mentions in (("dev", 205, 363), ("check", 85, 137)):
+        with open(root / half / "annotations.tsv", encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        texts = {p.stem: p.read_text(encoding="utf-8") for p in (root / half / "text").glob("*.txt")}
+        assert (len(texts), len(rows)) == (sentences, mentions) and {r["doc"] for r in rows} == set(texts)
+        for r in rows:  # every span is the mention it names, with values of the 2014 template
+            assert texts[r["doc"]][int(r["start"]):int(r["end"])] == r["mention"]
+            assert (r["negation"], r["uncertainty"], r["conditional"]) in {
+                (n, u, c) for n in ("yes", "no") for u in ("yes", "no") for c in ("true", "false")}

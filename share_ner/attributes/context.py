@@ -52,7 +52,7 @@ from share_ner.document import (
     Mention,
     Span,
 )
-from share_ner.features.matcher import TermMatcher, fold_plural, is_term
+from share_ner.features.matcher import TermMatcher, fold_plural, is_term, token_keys
 from share_ner.tagging.resources import TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE
 from share_ner.text import find_headers
 
@@ -120,7 +120,7 @@ class ContextMatcher:
         if isinstance(self.anatomy, str):
             raise TypeError("anatomy: an AnatomyMatcher, None or 'packaged'")
         self.names = names
-        self._name_starts: dict[str, bool] = {}  # trigger phrase -> whether a name begins with its words
+        self._name_starts: dict[str, Any] = {}  # trigger phrase -> the names' trie node after its words
         by_phrase: dict[str, list[Rule]] = {}
         self.sections: dict[str, list[Rule]] = {}
         # Terminators of punctuation only ("," ";"): looked for in a sentence where a trigger of an attribute they
@@ -301,7 +301,7 @@ class ContextMatcher:
                     attribute = rule.attribute
                     if attribute == _NEGATION and names is not None:
                         if named is None:
-                            named = self._may_begin_name(phrase) and self._begins_name(over, ts, te, s1)
+                            named = self._begins_name(over, phrase, ts, te, s1)
                         if named:
                             continue  # "non-Hodgkin lymphoma": a word of a name
                     if fwd:
@@ -432,27 +432,27 @@ class ContextMatcher:
             return None
         return None if closed.between(rule.attribute, fe, s) else (s, e)
 
-    def _may_begin_name(self, phrase: str) -> bool:
-        """True when some name of :attr:`names` begins with the words of ``phrase`` (remembered per phrase)."""
-        known = self._name_starts.get(phrase)
-        if known is None:
-            node: Any = self.names.root if self.names is not None else {}
+    def _begins_name(self, over: str, phrase: str, ts: int, te: int, end: int) -> bool:
+        """True when a lexicon name of :attr:`names` starts at ``ts`` with the trigger ``phrase`` (``ts:te``) and
+        runs past it (before ``end``). Training mentions among the names are left out: one may hold its own cue
+        ("denies cardiac disease")."""
+        names = self.names
+        if names is None:
+            return False
+        node = self._name_starts.get(phrase, False)
+        if node is False:  # the trie node after the phrase's own words (None: no name begins with them)
+            node = names.root
             for word in _KEY.findall(phrase):
-                node = node.get(fold_plural(word))
-                if node is None:
-                    break
-            known = self._name_starts[phrase] = node is not None
-        return known
-
-    def _begins_name(self, over: str, ts: int, te: int, end: int) -> bool:
-        """True when a lexicon name of :attr:`names` starts at ``ts`` and runs past ``te`` (before ``end``).
-        Training mentions among the names are left out: one may hold its own cue ("denies cardiac disease")."""
-        node: Any = self.names.root if self.names is not None else {}
-        for m in _KEY.finditer(over, ts, end):
-            node = node.get(fold_plural(m.group().lower()))
+                node = node.get(fold_plural(word)) if node is not None else None
+            self._name_starts[phrase] = node
+        for m in _KEY.finditer(over, te, end):
             if node is None:
                 return False
-            if m.end() > te and is_term(node) and not _TRAINED.issuperset(self.names.lookup(over[ts:m.end()])):
+            for key in token_keys(m.group().lower()):
+                node = node.get(key)
+                if node is None:
+                    return False
+            if is_term(node) and not _TRAINED.issuperset(names.lookup(over[ts:m.end()])):
                 return True
         return False
 
