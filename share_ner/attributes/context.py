@@ -58,7 +58,8 @@ from share_ner.text import find_headers
 
 __all__ = ["ContextMatcher", "sentence_starts"]
 
-# Where a sentence starts: after . ! ? and whitespace before a capital, digit or bracket; after a blank line;
+# Where a sentence starts: after . ! ? and whitespace (or a comma: a line break flattened into ".,", as exported
+# transcriptions have it) before a capital, digit or bracket; after a blank line;
 # at a line starting with a capital, digit or bullet; at a numbered list item ("2) ", "3. "); after a run of three
 # or more spaces before a capital (a line break flattened into spaces, as in exported report text). The tagger's
 # own sentence splitter tokenizes with spaCy first (about 7,000 notes a CPU second): too slow for this step, which
