@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 import subprocess
 import sys
 
@@ -250,3 +251,11 @@ def test_a_20000_word_sentence_takes_a_moment_not_hours():
     done = subprocess.run([sys.executable, "-c", _LONG], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["ok", "6000"]
+
+
+@given(st.text(alphabet="ab é,.-\n_1", max_size=40), st.integers(0, 40), st.integers(0, 40), st.integers(0, 6))
+def test_more_words_counts_words_as_the_regex_does(text, a, b, n):
+    from share_ner.attributes.patterns import more_words
+
+    a, b = sorted((min(a, len(text)), min(b, len(text))))
+    assert more_words(text, a, b, n) == (len(re.findall(r"\w+", text[a:b])) > n)

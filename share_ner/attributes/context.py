@@ -163,6 +163,10 @@ class ContextMatcher:
         phrases = set(by_phrase) | set(self.sections) | self.site_names
         self.by_phrase = by_phrase
         self._by_section: dict[str, list[Rule]] = {}  # header name -> its section rules, filled as met
+        # per phrase the regex matches: a section name?, has rules?, has a trigger?, its site's CUI or None
+        self._kinds: dict[str, tuple[bool, bool, bool, str | None]] = {
+            phrase: (phrase in self.sections, phrase in by_phrase, phrase in self._cues,
+                     self.anatomy.cuis[phrase] if phrase in self.site_names else None) for phrase in phrases}
         pattern = _trie_pattern(phrases)
         self.regex = re.compile(pattern)  # run over the note in lower case
         self._pattern = pattern
@@ -206,24 +210,30 @@ class ContextMatcher:
         found: list[dict[str, _Found]] = [{} for _ in mentions]
         headers: list[tuple[int, int, str]] = []
         found_sites: list[tuple[int, int, str]] = []
-        lookup, sections, site_names = self.by_phrase, self.sections, self.site_names
+        kinds = self._kinds
         kept = []
+        cued = False  # some match is a trigger (not only pseudo-triggers and terminators)
         named_section = False
         for match in regex.finditer(over):
             s, e = match.span()
-            phrase = match.group().lower()
-            if phrase not in lookup and phrase not in sections and phrase not in site_names:
-                phrase = " ".join(phrase.split())
-            if phrase in sections:
-                named_section = True
-            if phrase in lookup:  # a trigger, pseudo-trigger, terminator or an around rule's second part
+            phrase = match.group()
+            kind = kinds.get(phrase)
+            if kind is None:  # other spacing, or the note's own case
+                phrase = " ".join(phrase.lower().split())
+                kind = kinds.get(phrase)
+                if kind is None:  # a letter whose lower case is another length ("İ")
+                    continue
+            section, ruled, cue, site = kind
+            named_section = named_section or section
+            if ruled:  # a trigger, pseudo-trigger, terminator or an around rule's second part
                 kept.append((s, e, phrase))
-            if phrase in site_names:
-                found_sites.append((s, e, self.anatomy.cuis[phrase]))
+                cued = cued or cue
+            if site is not None:
+                found_sites.append((s, e, site))
         # Headers matter only in a note naming a section some rule is about (the header search costs more).
         if named_section and ":" in text:
             headers = find_headers(text)
-        if kept:
+        if cued:
             self._triggers(text, over, sentence_starts(text, (s for s, _, _ in headers)), kept, mentions, found)
         section_at = [s for s, _, _ in headers]
         sites = self.anatomy.locate(text, mentions, found=found_sites) if found_sites else None
@@ -271,6 +281,9 @@ class ContextMatcher:
             hits = {}
             for s, e, phrase in kept:
                 hits.setdefault(bisect_right(starts, s) - 1, []).append((s, e, phrase))
+            cues = self._cues
+            for k in [k for k, found in hits.items() if not any(phrase in cues for _, _, phrase in found)]:
+                del hits[k]  # a sentence without a trigger sets nothing
             fragments = {}
             for i, mention in enumerate(mentions):
                 for j, (fs, fe) in enumerate(mention.spans):

@@ -36,17 +36,16 @@ def _trie_pattern(phrases: Iterable[str]) -> str:
     return "|".join(parts) if parts else r"(?!x)x"
 
 
-_WORD = re.compile(r"\w+")
+_MORE: dict[int, re.Pattern[str]] = {}  # n -> a regex matching n + 1 words from where it is tried
 
 
 def more_words(text: str, a: int, b: int, n: int) -> bool:
     """True when more than ``n`` words (runs of ``\\w``; one cut by either end counts) lie between offsets ``a`` and
-    ``b``: at most ``n + 1`` of them are read, so a window of a few words costs a few words, however far ``b``."""
+    ``b``: one match of ``n + 1`` words from ``a`` (it stops there), so a window of a few words costs a few words,
+    however far ``b``."""
     if (b - a + 1) // 2 <= n:  # k words take at least 2k - 1 characters
         return False
-    count = 0
-    for _ in _WORD.finditer(text, a, b):
-        count += 1
-        if count > n:
-            return True
-    return False
+    regex = _MORE.get(n)
+    if regex is None:
+        regex = _MORE[n] = re.compile(r"\W*\w+(?:\W+\w+){%d}" % n)
+    return regex.match(text, a, b) is not None
