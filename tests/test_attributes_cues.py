@@ -146,6 +146,17 @@ def test_terminators_end_uncertainty(text, expected):
     check(text, "uncertainty", expected)
 
 
+def test_clause_verbs_end_negation_and_uncertainty_not_a_condition():
+    text = "If the EKG shows atrial fibrillation, call the cardiologist."
+    (a,) = _MATCHER.attributes(Document("d", text), [mention(text, "atrial fibrillation")])
+    assert a.conditional == "true" and text[slice(*a.cues["conditional"][0])] == "If"
+    # being admitted ends DocTime "before" as well
+    text = "He has a history of schizophrenia, was admitted for psychosis."
+    schizophrenia, psychosis = _MATCHER.attributes(Document("d", text), [mention(text, "schizophrenia"),
+                                                                          mention(text, "psychosis")])
+    assert (schizophrenia.doctime, psychosis.doctime) == ("before", "unknown")
+
+
 def test_negation_and_uncertainty_the_nearer_cue_decides():
     text = "No pneumonia, possible atelectasis."
     check(text, "negation", {"pneumonia": "No", "atelectasis": None})
