@@ -1,19 +1,26 @@
-"""Disorder attributes (ShARe/CLEF 2014 Task 2a) on the NegEx/ConText test kit's dev half, beside medspaCy.
+"""Disorder attributes (ShARe/CLEF 2014 Task 2a) on given spans, beside medspaCy: the NegEx/ConText test kit's dev
+half, hand-annotated narrative sentences, and the cost of a long sentence.
 
-On ``negex_kit/dev`` (text/, gold/, assertions.tsv) with the gold condition spans, the kit's labels mapped to
-the 2014 attributes: negated <-> negation=yes, historical <-> doctime=before, "not particular" (hypothetical)
-<-> conditional=true, an experiencer other than the patient <-> subject other than patient. Measures:
+- ``negex_kit/dev`` (text/, gold/, assertions.tsv) with the gold condition spans, the kit's labels mapped to the
+  2014 attributes: negated <-> negation=yes, historical <-> doctime=before, "not particular" (hypothetical) <->
+  conditional=true, an experiencer other than the patient <-> subject other than patient; negation accuracy,
+  negated / historical / hypothetical / experiencer P, R, F1, and spans per CPU second of the attribute step alone
+  (sentence limits, sections, triggers, body location; notes already read);
+- the MTSamples narrative sentences of ``tests/fixtures/narrative_attributes`` (its README: the guideline, and the
+  ``dev`` half the rules were written on beside the ``check`` half they were not): negation and uncertainty P, R,
+  F1, and F1 of "uncertain or hypothetical" (uncertainty or conditional);
+- one sentence of ``"no fever, " * n`` (3n words and marks, n mentions) for growing n: CPU seconds of the attribute
+  step, a size left out once a smaller one took more than ``--cap`` seconds.
 
-- share-ner's ConText rules (:class:`share_ner.attributes.ContextMatcher`, what ``share-ner attributes`` runs):
-  negation accuracy, negated / historical / hypothetical / experiencer P, R, F1, and spans per CPU second of the
-  attribute step alone (sentence limits, sections, triggers, body location; notes already read);
-- medspaCy 1.3.1's ConText with its default rules, in the same run: ``spacy.blank("en")`` with the pipes
-  ``medspacy_pyrush`` and ``medspacy_context``, the span set as ``doc.ents``; its CPU time is that of PyRuSH and
-  ConText (tokenizing the note is left out). medspaCy pins spaCy below 3.8, so it runs in a Python of its own
-  (``--medspacy-python``; the ``peers`` extra, never installed into the project's environment); without one the
-  row is left out;
-- end-to-end ``share-ner tag`` on a sample of MTSamples notes, with attributes and with ``--no-attributes``
-  (each twice, alternating; the lower CPU time of each kept), tokens per CPU second.
+share-ner's attribute step is what ``share-ner attributes`` runs (:class:`share_ner.attributes.ContextMatcher`,
+the default model's terms as disorder names), in a child process of this Python; with ``--baseline-python`` the
+same in another Python whose share-ner is another checkout (a row named ``--baseline-name``), for a comparison
+within one run. medspaCy 1.3.1's ConText with its default rules runs in the same run: ``spacy.blank("en")`` with
+the pipes ``medspacy_pyrush`` and ``medspacy_context``, the span set as ``doc.ents``; its CPU time is that of
+PyRuSH and ConText (tokenizing the note is left out). medspaCy pins spaCy below 3.8, so it runs in a Python of its
+own (``--medspacy-python``; the ``peers`` extra, never installed into the project's environment); without one its
+rows are left out. Last, end-to-end ``share-ner tag`` on a sample of MTSamples notes, with attributes and with
+``--no-attributes`` (each twice, alternating; the lower CPU time of each kept), tokens per CPU second.
 
 Prints a table and writes ``benchmarks/results/attributes.md``; from the repository root::
 
@@ -21,7 +28,8 @@ Prints a table and writes ``benchmarks/results/attributes.md``; from the reposit
     ../venv-peers/bin/pip install '.[peers]'
     nice python benchmarks/bench_attributes.py --medspacy-python ../venv-peers/bin/python
 
-(other options: ``--data DIR``, ``--notes N``, ``--out FILE``).
+(other options: ``--baseline-python PY --baseline-name NAME``, ``--data DIR``, ``--notes N``, ``--cap S``,
+``--out FILE``).
 
 Corpora come from ``--data``, else ``$SHARE_NER_DATA``, else ``<repo>/../shared/data``.
 """
@@ -39,10 +47,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_data import add_data_argument, write_results
+from bench_data import REPO, add_data_argument, write_results
 
 RESULTS = Path(__file__).resolve().parent / "results" / "attributes.md"
+NARRATIVE = REPO / "tests" / "fixtures" / "narrative_attributes"
 PASSES = 5  # the attribute step is timed over this many passes over the kit (the fastest kept)
+LONG = (250, 500, 1000, 2000, 7000)  # n of the sentence "no fever, " * n
+LONG_UNIT = "no fever, "
 
 # The kit's labels as 2014 attribute tests: (row label, gold test on a kit row, prediction test on attributes)
 TARGETS = {
@@ -50,6 +61,13 @@ TARGETS = {
     "historical": (lambda r: r["temporality"] == "historical", lambda a: a["doctime"] == "before"),
     "hypothetical": (lambda r: r["temporality"] == "not particular", lambda a: a["conditional"] == "true"),
     "experiencer": (lambda r: r["experiencer"] != "patient", lambda a: a["subject"] != "patient"),
+}
+# The narrative sentences' values as tests on a gold row and on predicted attributes
+NARRATIVE_TARGETS = {
+    "negation": (lambda r: r["negation"] == "yes", lambda a: a["negation"] == "yes"),
+    "uncertainty": (lambda r: r["uncertainty"] == "yes", lambda a: a["uncertainty"] == "yes"),
+    "uncertain or hypothetical": (lambda r: r["uncertainty"] == "yes" or r["conditional"] == "true",
+                                  lambda a: a["uncertainty"] == "yes" or a["conditional"] == "true"),
 }
 
 
@@ -60,6 +78,19 @@ def read_kit(root: Path) -> list[dict[str, Any]]:
     for r in rows:
         with open(root / "text" / f"{r['doc']}.txt", newline="", encoding="utf-8") as f:
             r["text"] = f.read()
+        r["start"], r["end"] = int(r["start"]), int(r["end"])
+    return rows
+
+
+def read_narrative(root: Path) -> list[dict[str, Any]]:
+    """The rows of one half of the narrative sentences, each with its sentence."""
+    with open(root / "annotations.tsv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    texts: dict[str, str] = {}
+    for r in rows:
+        if r["doc"] not in texts:
+            texts[r["doc"]] = (root / "text" / f"{r['doc']}.txt").read_text(encoding="utf-8")
+        r["text"] = texts[r["doc"]]
         r["start"], r["end"] = int(r["start"]), int(r["end"])
     return rows
 
@@ -83,59 +114,116 @@ def score(rows: list[dict[str, Any]], preds: list[dict[str, str]]) -> dict[str, 
     return out
 
 
-def run_share_ner(rows: list[dict[str, Any]]) -> tuple[list[dict[str, str]], float]:
+def score_narrative(rows: list[dict[str, Any]], preds: list[dict[str, str]]) -> dict[str, Any]:
+    return {name: prf([g(r) for r in rows], [t(a) for a in preds]) for name, (g, t) in NARRATIVE_TARGETS.items()}
+
+
+def payload(kit: list[dict[str, Any]], narrative: dict[str, list[dict[str, Any]]], cap: float) -> str:
+    """What a worker reads on stdin: the spans to fill (one mention each), the long-sentence sizes and the cap."""
+    def spans(rows: list[dict[str, Any]]) -> list[list[Any]]:
+        return [[r["text"], r["start"], r["end"]] for r in rows]
+    return json.dumps({"kit": spans(kit), "narrative": {k: spans(v) for k, v in narrative.items()},
+                       "long": list(LONG), "unit": LONG_UNIT, "cap": cap})
+
+
+def long_sentence(n: int, unit: str) -> tuple[str, list[tuple[int, int]]]:
+    """``unit * n`` and the span of the disorder word of each unit (its second word)."""
+    word = unit.split()[1].strip(",")
+    at = unit.index(word)
+    return unit * n, [(k * len(unit) + at, k * len(unit) + at + len(word)) for k in range(n)]
+
+
+def share_ner_worker() -> None:
+    """Run in a share-ner's Python: the spans of :func:`payload` on stdin, one JSON result on stdout (attributes of
+    the kit and the narrative sentences, spans per CPU second on the kit, CPU seconds of each long sentence)."""
     from share_ner.attributes import ContextMatcher
     from share_ner.document import Document, Mention
 
-    matcher = ContextMatcher()
-    items = [(Document(r["doc"], r["text"]), [Mention(r["doc"], ((r["start"], r["end"]),))]) for r in rows]
+    job = json.loads(sys.stdin.read())
+    try:  # the default model's terms as disorder names, as share-ner attributes takes them
+        from share_ner.default_model.build import default_model_dir
+        from share_ner.pipeline import model_names
+        matcher = ContextMatcher(names=model_names(default_model_dir()))
+    except ImportError:  # a share-ner whose attribute step takes no names
+        matcher = ContextMatcher()
+
+    def fill(spans: list[list[Any]]) -> list[dict[str, str]]:
+        return [matcher.attributes(Document("d", t), [Mention("d", ((s, e),))])[0].to_dict() for t, s, e in spans]
+
+    items = [(Document("d", t), [Mention("d", ((s, e),))]) for t, s, e in job["kit"]]
     best = float("inf")
-    preds: list[Any] = []
     for _ in range(PASSES):
         t0 = time.process_time()
-        preds = [matcher.attributes(doc, ms)[0] for doc, ms in items]
+        for doc, ms in items:
+            matcher.attributes(doc, ms)
         best = min(best, time.process_time() - t0)
-    return [a.to_dict() for a in preds], len(items) / best
+    long: dict[int, float] = {}
+    for n in job["long"]:
+        text, spans = long_sentence(n, job["unit"])
+        t0 = time.process_time()
+        matcher.attributes(Document("d", text), [Mention("d", (sp,)) for sp in spans])
+        long[n] = time.process_time() - t0
+        if long[n] > job["cap"]:
+            break
+    print(json.dumps({"kit": fill(job["kit"]), "speed": len(items) / best, "long": long,
+                      "narrative": {k: fill(v) for k, v in job["narrative"].items()}}))
 
 
 def medspacy_worker() -> None:
-    """Run in medspaCy's Python: rows (JSON lines: text, start, end) on stdin, one JSON result on stdout."""
+    """Run in medspaCy's Python: the spans of :func:`payload` on stdin, one JSON result on stdout."""
     import medspacy  # noqa: F401 - registers the pipes
     import spacy
 
+    job = json.loads(sys.stdin.read())
     nlp = spacy.blank("en")
     nlp.add_pipe("medspacy_pyrush")
     nlp.add_pipe("medspacy_context")
     pipes = [nlp.get_pipe("medspacy_pyrush"), nlp.get_pipe("medspacy_context")]
-    rows = [json.loads(line) for line in sys.stdin if line.strip()]
-    docs = []
-    for r in rows:
-        doc = nlp.make_doc(r["text"])
-        span = doc.char_span(r["start"], r["end"], label="CONDITION", alignment_mode="expand")
-        docs.append((doc, span))
-    t0 = time.process_time()
-    out = []
-    for doc, span in docs:
-        doc = pipes[0](doc)
-        doc.ents = [span] if span is not None else []
-        doc = pipes[1](doc)
-        ent = doc.ents[0] if doc.ents else None
-        out.append({
-            "negation": "yes" if ent is not None and ent._.is_negated else "no",
-            "doctime": "before" if ent is not None and ent._.is_historical else "unknown",
-            "conditional": "true" if ent is not None and ent._.is_hypothetical else "false",
-            "subject": "family_member" if ent is not None and ent._.is_family else "patient",
-        })
-    cpu = time.process_time() - t0
-    print(json.dumps({"preds": out, "cpu": cpu, "version": medspacy.__version__}))
+
+    def run(spans: list[list[Any]]) -> tuple[list[dict[str, str]], float]:
+        docs = []
+        for text, start, end in spans:
+            doc = nlp.make_doc(text)
+            docs.append((doc, doc.char_span(start, end, label="CONDITION", alignment_mode="expand")))
+        t0 = time.process_time()
+        out = []
+        for doc, span in docs:
+            doc = pipes[0](doc)
+            doc.ents = [span] if span is not None else []
+            doc = pipes[1](doc)
+            ent = doc.ents[0] if doc.ents else None
+            out.append({
+                "negation": "yes" if ent is not None and ent._.is_negated else "no",
+                "uncertainty": "yes" if ent is not None and ent._.is_uncertain else "no",
+                "doctime": "before" if ent is not None and ent._.is_historical else "unknown",
+                "conditional": "true" if ent is not None and ent._.is_hypothetical else "false",
+                "subject": "family_member" if ent is not None and ent._.is_family else "patient",
+            })
+        return out, time.process_time() - t0
+
+    kit, cpu = run(job["kit"])
+    long: dict[int, float] = {}
+    for n in job["long"]:
+        text, spans = long_sentence(n, job["unit"])
+        doc = pipes[0](nlp.make_doc(text))
+        ents = [doc.char_span(s, e, label="CONDITION", alignment_mode="expand") for s, e in spans]
+        doc.ents = [e for e in ents if e is not None]
+        t0 = time.process_time()
+        pipes[1](doc)
+        long[n] = time.process_time() - t0
+        if long[n] > job["cap"]:
+            break
+    print(json.dumps({"kit": kit, "speed": len(job["kit"]) / cpu, "long": long, "version": medspacy.__version__,
+                      "narrative": {k: run(v)[0] for k, v in job["narrative"].items()}}))
 
 
-def run_medspacy(python: str, rows: list[dict[str, Any]]) -> tuple[list[dict[str, str]], float, str]:
-    payload = "".join(json.dumps({"text": r["text"], "start": r["start"], "end": r["end"]}) + "\n" for r in rows)
-    proc = subprocess.run([python, __file__, "--medspacy-worker"], input=payload, capture_output=True, text=True,
-                          check=True)
+def run_worker(python: str, flag: str, job: str) -> dict[str, Any]:
+    proc = subprocess.run([python, __file__, flag], input=job, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{python} {flag} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result["preds"], len(rows) / result["cpu"], result["version"]
+    result["long"] = {int(n): cpu for n, cpu in result["long"].items()}
+    return result
 
 
 def tag_cpu(notes: Path, out: Path, extra: list[str]) -> float:
@@ -171,43 +259,68 @@ def run_tag(data: Path, n_notes: int) -> dict[str, Any]:
             "tokens_per_cpu_s": {k: tokens / v for k, v in best.items()}}
 
 
-def markdown(kit: int, ours: dict[str, Any], ours_speed: float, med: dict[str, Any] | None, med_speed: float,
-             med_version: str, tag: dict[str, Any] | None, command: str) -> str:
+def markdown(kit_rows: int, narrative: dict[str, list[dict[str, Any]]], systems: list[dict[str, Any]],
+             tag: dict[str, Any] | None, command: str, cap: float) -> str:
+    """``systems``: per row, its ``name``, ``kit`` and ``narrative`` scores, ``speed`` and ``long`` CPU seconds."""
     lines = [
-        "# Disorder attributes on the NegEx/ConText test kit (dev half)",
+        "# Disorder attributes on given spans: the NegEx/ConText test kit (dev half), narrative sentences, a long "
+        "sentence",
         "",
         "The machine was shared with other work while this ran; speeds are CPU-time figures, compared as ratios "
         "within this run.",
         "",
-        f"Produced by `{command}`: {kit} conditions of `negex_kit/dev` with their gold spans.",
+        f"Produced by `{command}`.",
+        "",
+        f"## The NegEx/ConText test kit, dev half ({kit_rows} conditions with their gold spans)",
         "",
         "| system | negation accuracy | negated P / R / F1 | historical F1 | hypothetical F1 | experiencer F1 "
         "| spans per CPU s |",
         "|---|---|---|---|---|---|---|",
     ]
-
-    def row(name: str, s: dict[str, Any], speed: float) -> str:
-        n = s["negated"]
-        return (f"| {name} | {s['negation_accuracy']:.3f} | {n['p']:.3f} / {n['r']:.3f} / {n['f1']:.3f} "
-                f"| {s['historical']['f1']:.3f} | {s['hypothetical']['f1']:.3f} | {s['experiencer']['f1']:.3f} "
-                f"| {speed:,.0f} |")
-
-    lines.append(row("share-ner ConText rules", ours, ours_speed))
-    if med is not None:
-        lines.append(row(f"medspaCy {med_version} ConText (default rules, PyRuSH sentences)", med, med_speed))
-        lines.append("")
-        lines.append(f"share-ner's attribute step is {ours_speed / med_speed:,.0f} times medspaCy's speed here.")
+    for sy in systems:
+        s, n = sy["kit"], sy["kit"]["negated"]
+        lines.append(f"| {sy['name']} | {s['negation_accuracy']:.3f} | {n['p']:.3f} / {n['r']:.3f} / {n['f1']:.3f} "
+                     f"| {s['historical']['f1']:.3f} | {s['hypothetical']['f1']:.3f} | {s['experiencer']['f1']:.3f} "
+                     f"| {sy['speed']:,.0f} |")
     lines += ["", "Counts (tp / fp / fn):", ""]
     for name in TARGETS:
-        o = ours[name]
-        cell = f"share-ner {o['tp']} / {o['fp']} / {o['fn']}"
-        if med is not None:
-            m = med[name]
-            cell += f"; medspaCy {m['tp']} / {m['fp']} / {m['fn']}"
-        lines.append(f"- {name}: {cell}")
+        cells = [f"{sy['name']} {sy['kit'][name]['tp']} / {sy['kit'][name]['fp']} / {sy['kit'][name]['fn']}"
+                 for sy in systems]
+        lines.append(f"- {name}: " + "; ".join(cells))
     lines += ["", "Targets: negation accuracy >= 0.985, negated F1 >= 0.96, historical F1 >= 0.72, hypothetical "
               "F1 >= 0.85, >= 50,000 spans per CPU second. The kit has only 2 conditions with an experiencer "
               "other than the patient: that F1 says little."]
+    for half, rows in narrative.items():
+        docs = len({r["doc"] for r in rows})
+        counts = {k: sum(g(r) for r in rows) for k, (g, _) in NARRATIVE_TARGETS.items()}
+        lines += [
+            "",
+            f"## Narrative sentences, `{half}` half ({docs} MTSamples sentences, {len(rows)} mentions: "
+            f"{counts['negation']} negated, {counts['uncertainty']} uncertain, "
+            f"{counts['uncertain or hypothetical']} uncertain or hypothetical)",
+            "",
+            "`tests/fixtures/narrative_attributes` (its README: guideline, sampling; the rules were written on the "
+            "`dev` half, the `check` half was annotated after them and changed none)." if half == "dev" else
+            "Annotated after the rules were written; no rule was changed after reading its errors.",
+            "",
+            "| system | negation P / R / F1 | uncertainty P / R / F1 | uncertain or hypothetical P / R / F1 |",
+            "|---|---|---|---|",
+        ]
+        for sy in systems:
+            cells = [f"{v['p']:.3f} / {v['r']:.3f} / {v['f1']:.3f}" for v in sy["narrative"][half].values()]
+            lines.append(f"| {sy['name']} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"## One long sentence: `\"{LONG_UNIT}\" * n` (3n words and marks, n mentions)",
+        "",
+        f"CPU seconds of the attribute step; a size is left out once a smaller one took more than {cap:g} s.",
+        "",
+        "| n | words and marks | " + " | ".join(sy["name"] for sy in systems) + " |",
+        "|---|---|" + "---|" * len(systems),
+    ]
+    for n in LONG:
+        cells = [f"{sy['long'][n]:.2f}" if n in sy["long"] else "—" for sy in systems]
+        lines.append(f"| {n:,} | {3 * n:,} | " + " | ".join(cells) + " |")
     if tag is not None:
         w, wo = tag["tokens_per_cpu_s"]["with"], tag["tokens_per_cpu_s"]["without"]
         lines += [
@@ -233,20 +346,26 @@ def main() -> None:
     add_data_argument(ap)
     ap.add_argument("--medspacy-python", help="a Python with medspacy 1.3.1 installed (default: this one, if it "
                     "has medspacy)")
+    ap.add_argument("--baseline-python", help="the Python of another share-ner checkout, measured beside this one")
+    ap.add_argument("--baseline-name", default="baseline", help="what to call the baseline in the tables")
     ap.add_argument("--notes", type=int, default=500, help="MTSamples notes for the end-to-end run (0: skip)")
+    ap.add_argument("--cap", type=float, default=20.0, help="CPU seconds after which longer sentences are skipped")
     ap.add_argument("--out", default=str(RESULTS), help="results file")
     ap.add_argument("--medspacy-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--share-ner-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.medspacy_worker:
         medspacy_worker()
         return
-    data = args.data
-    rows = read_kit(data / "negex_kit" / "dev")
-    preds, speed = run_share_ner(rows)
-    ours = score(rows, preds)
-    med = None
-    med_speed = 0.0
-    med_version = ""
+    if args.share_ner_worker:
+        share_ner_worker()
+        return
+    kit = read_kit(args.data / "negex_kit" / "dev")
+    narrative = {half: read_narrative(NARRATIVE / half) for half in ("dev", "check")}
+    job = payload(kit, narrative, args.cap)
+    sides = [("share-ner ConText rules", sys.executable, "--share-ner-worker")]
+    if args.baseline_python:
+        sides.append((f"share-ner, {args.baseline_name}", args.baseline_python, "--share-ner-worker"))
     python = args.medspacy_python
     if python is None:
         try:
@@ -254,17 +373,23 @@ def main() -> None:
 
             python = sys.executable
         except ImportError:
-            print("medspaCy is not installed here and no --medspacy-python was given: its row is left out",
+            print("medspaCy is not installed here and no --medspacy-python was given: its rows are left out",
                   file=sys.stderr)
-    if python:
-        med_preds, med_speed, med_version = run_medspacy(python, rows)
-        med = score(rows, med_preds)
-    tag = run_tag(data, args.notes) if args.notes else None
+    systems = []
+    for name, py, flag in sides + ([("medspaCy ConText", python, "--medspacy-worker")] if python else []):
+        result = run_worker(py, flag, job)
+        if flag == "--medspacy-worker":
+            name = f"medspaCy {result['version']} ConText (default rules, PyRuSH sentences)"
+        systems.append({"name": name, "kit": score(kit, result["kit"]), "speed": result["speed"],
+                        "long": result["long"],
+                        "narrative": {h: score_narrative(narrative[h], result["narrative"][h]) for h in narrative}})
+    tag = run_tag(args.data, args.notes) if args.notes else None
     command = "nice python benchmarks/bench_attributes.py" + (
         " --medspacy-python PY" if args.medspacy_python else "") + (
-        f" --notes {args.notes}" if args.notes != 500 else "")
-    text = markdown(len(rows), ours, speed, med, med_speed, med_version, tag, command)
-    write_results(args.out, text)
+        f" --baseline-python OLD_VENV/bin/python --baseline-name '{args.baseline_name}'"
+        if args.baseline_python else "") + (f" --notes {args.notes}" if args.notes != 500 else "") + (
+        f" --cap {args.cap:g}" if args.cap != 20.0 else "")
+    write_results(args.out, markdown(len(kit), narrative, systems, tag, command, args.cap))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from share_ner.attributes import ContextMatcher
 from share_ner.document import Document, Mention
+from share_ner.features.matcher import TermMatcher
 from share_ner.linking.normalizer import Normalizer
 from share_ner.model import FILES, ModelInfo, read_model_info
 from share_ner.tagging.config import TaggerConfig
@@ -50,13 +51,17 @@ class Pipeline:
         return self.tagger.resources
 
     def use_attributes(self, context: ContextMatcher | None) -> None:
-        """Fill attributes with ``context`` (a :class:`share_ner.attributes.ContextMatcher`), or with none."""
+        """Fill attributes with ``context`` (a :class:`share_ner.attributes.ContextMatcher`), or with none. A
+        context without disorder names gets the model's terms as its names (a "non-" that begins one is no
+        negation)."""
+        if context is not None and context.names is None:
+            context = context.with_names(self.resources.term_matcher)
         self.context = context
         self._default_context = False
 
     def _attributes(self, doc: Document, mentions: list[Mention]) -> list[Mention]:
         if self._default_context:
-            self.context = ContextMatcher()
+            self.context = ContextMatcher(names=self.resources.term_matcher)
             self._default_context = False
         if self.context is None or not mentions:
             return mentions
@@ -141,10 +146,19 @@ class Pipeline:
         # pycrfsuite.Tagger cannot be pickled; the model directory re-loads cheaply in a worker.
         if self._default_context:
             return (Pipeline.load, (str(self.model_dir),))
-        return (_load_with_context, (str(self.model_dir), self.context))
+        context = self.context
+        if context is not None and context.names is self.resources.term_matcher:
+            context = context.with_names(None)  # the model's own terms: loaded again with it, not pickled twice
+        return (_load_with_context, (str(self.model_dir), context))
 
 
 def _load_with_context(model_dir: str, context: ContextMatcher | None) -> Pipeline:
     pipeline = Pipeline.load(model_dir)
     pipeline.use_attributes(context)
     return pipeline
+
+
+def model_names(model_dir: str | Path) -> TermMatcher | None:
+    """The disorder names of a model (its term matcher: lexicon names and training mentions), loaded without the
+    rest of the model, for :class:`share_ner.attributes.ContextMatcher` on given mentions; None when it has none."""
+    return CrfTagger.load(read_model_info(model_dir)).resources.term_matcher

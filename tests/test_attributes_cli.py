@@ -69,8 +69,9 @@ def test_pipeline_fills_attributes_and_they_never_change_the_mentions(small_mode
     assert all(m.attributes is None for ms in b for m in ms)
     many = with_attrs.annotate_many(docs)
     assert many == a and [[m.attributes for m in ms] for ms in many] == [[m.attributes for m in ms] for ms in a]
-    # the attributes are the matcher's on the same mentions
-    matcher = ContextMatcher()
+    # the attributes are the matcher's on the same mentions, with the model's terms as disorder names
+    matcher = ContextMatcher(names=with_attrs.resources.term_matcher)
+    assert with_attrs.context is not None and with_attrs.context.names is with_attrs.resources.term_matcher
     for doc, ms in zip(docs, a):
         assert [m.attributes for m in ms] == matcher.attributes(doc, ms)
 
@@ -96,3 +97,22 @@ def test_tag_rejects_a_bad_rules_file_before_any_work(small_model: Path, tmp_pat
                  "--context-rules", str(rules)])
     assert code == 2 and f"{rules}:1: expected 4 or 5 tab-separated columns" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_attributes_take_the_model_terms_as_names(tmp_path: Path, small_model: Path):
+    # "non-Hodgkin lymphoma" is a name of the default model's lexicon (HPO): its "non" negates nothing; a model
+    # without that name leaves "non" a negation of what follows
+    (tmp_path / "text").mkdir()
+    text = "History of non-Hodgkin lymphoma with night sweats.\n"
+    (tmp_path / "text" / "n1.txt").write_text(text, encoding="utf-8")
+    s = text.index("night sweats")
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "gold" / "n1.pipe.txt").write_text(f"n1.txt||Disease_Disorder||CUI-less||{s}||{s + 12}\n",
+                                                   encoding="utf-8")
+    negation = {}
+    for label, extra in (("default", []), ("small", ["--model", str(small_model)])):
+        out = tmp_path / label
+        assert main(["attributes", str(tmp_path / "text"), "--mentions", str(tmp_path / "gold"), "--out", str(out),
+                     *extra]) == 0
+        negation[label] = read_annotations(out)["n1"][0].attributes.negation
+    assert negation == {"default": "no", "small": "yes"}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pickle
+import re
+import subprocess
+import sys
 
 import pytest
 from helpers import mention_of as mention
@@ -201,3 +204,58 @@ def test_every_mention_gets_attributes_with_cues_inside_the_note(words, raw_span
     for a in out:
         assert set(a.cues) == set(a.non_default())
         assert all(0 <= s < e <= len(text) for spans in a.cues.values() for s, e in spans)
+
+
+# ---------------------------------------------------------------- cost: linear in the sentence's length
+
+_LONG = """
+import sys
+import share_ner.attributes.context as context
+from share_ner.attributes import AnatomyMatcher, ContextMatcher, sentence_starts
+from share_ner.document import Document, Mention
+
+checks = [0]
+counted = context.more_words
+
+
+def counting(*args):
+    checks[0] += 1
+    return counted(*args)
+
+
+context.more_words = counting
+unit = "no fever, mild pain, and cough is absent; possible sepsis vs flu; "
+text = unit * 1200  # one sentence of 20,400 words and marks
+mentions = [Mention("d", ((k + unit.index(w), k + unit.index(w) + len(w)),))
+            for k in range(0, len(text), len(unit)) for w in ("fever", "pain", "cough", "sepsis", "flu")]
+out = ContextMatcher().attributes(Document("d", text), mentions)
+values = {(text[m.start:m.end], a.negation, a.uncertainty, a.severity) for m, a in zip(mentions, out)}
+assert values == {("fever", "yes", "no", "unmarked"), ("pain", "yes", "no", "slight"),
+                  ("cough", "yes", "no", "unmarked"), ("sepsis", "no", "yes", "unmarked"),
+                  ("flu", "no", "yes", "unmarked")}, values
+assert checks[0] <= 4 * len(mentions), checks[0]  # word windows looked at a few times per mention, not per pair
+# sentence limits and body sites over long runs: each run tried from its start only, each site's reach in words
+assert sentence_starts("." * 200_000) == [0] and sentence_starts(" " * 200_000 + "x") == [0]
+sites = AnatomyMatcher.load()
+text = "lung" + " fever" * 20_000
+mentions = [Mention("d", ((k, k + 5),)) for k in range(5, len(text), 6)]
+found = sites.locate(text, mentions)
+assert found[0] == ("C0024109", (0, 4)) and found[-1] is None
+print("ok", len(out))
+"""
+
+
+def test_a_20000_word_sentence_takes_a_moment_not_hours():
+    # In a child process with a generous limit: matching that is quadratic or cubic in the sentence's length (every
+    # trigger checked against every mention, every terminator between) takes hours here; linear, about a second.
+    done = subprocess.run([sys.executable, "-c", _LONG], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["ok", "6000"]
+
+
+@given(st.text(alphabet="ab é,.-\n_1", max_size=40), st.integers(0, 40), st.integers(0, 40), st.integers(0, 6))
+def test_more_words_counts_words_as_the_regex_does(text, a, b, n):
+    from share_ner.attributes.patterns import more_words
+
+    a, b = sorted((min(a, len(text)), min(b, len(text))))
+    assert more_words(text, a, b, n) == (len(re.findall(r"\w+", text[a:b])) > n)

@@ -34,7 +34,10 @@ def test_packaged_rules_cover_every_kind():
     ("no\tnegation\tyes\tforward\t0", "window '0' is not a whole number"),
     ("no increase\tpseudo\tnegation\t-", "value 'negation' for a pseudo rule"),
     ("but\tterminate\tnegation,mood\t-", "terminate value 'negation,mood'"),
-    ("but\tterminate\t*\tforward", "direction 'forward' for a terminate rule"),
+    ("but\tterminate\t*\tforward", "direction 'forward' for a terminate rule; expected '-' or 'clause'"),
+    ("no increase\tpseudo\t*\tclause", "direction 'clause' for a pseudo rule; expected '-'"),
+    ("@negation\tuncertainty\tyes\tforward", "'@negation': '@' and an attribute name is the phrase of a terminate"),
+    ("@mood\tterminate\tnegation\t-", "'@mood': '@' and an attribute name is the phrase of a terminate"),
     ("cross off\tnegation\tyes\taround", "needs two parts joined by '...'"),
     ("cross ... off\tnegation\tyes\tforward", "only for direction 'around'"),
     ("family history\tsubject\tfamily_member\tsection\t3", "a section rule takes no window"),
@@ -77,3 +80,11 @@ def test_cli_bad_rules_file_is_one_line_exit_2(tmp_path: Path, capsys):
     assert code == 2
     assert err.count("\n") == 1 and f"{rules}:1: unknown direction 'upward'" in err
     assert "Traceback" not in err
+
+
+def test_clause_terminators_and_trigger_classes_load():
+    rules = parse_rules(", and\tterminate\tnegation\tclause\n@negation\tterminate\tuncertainty\t-\n", "r.tsv")
+    assert [(r.phrase, r.direction, sorted(r.terminates)) for r in rules] == [
+        (", and", "clause", ["negation"]), ("@negation", "-", ["uncertainty"])]
+    # a file of the earlier format (every terminator '-') loads as it did: the packaged one still has such lines
+    assert any(r.attribute == TERMINATE and r.direction == "-" for r in packaged_rules())

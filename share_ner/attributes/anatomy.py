@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from share_ner.attributes.patterns import _trie_pattern
+from share_ner.attributes.patterns import _trie_pattern, more_words
 from share_ner.document import Mention, Span
 from share_ner.lexicons.lexicon import LexiconEntry, parse_lexicon
 from share_ner.lexicons.loader import load_lexicon
@@ -34,7 +34,6 @@ PACKAGED_ANATOMY = "anatomy.tsv"
 # a ConText-style window that keeps a site of the next clause from being taken.
 WINDOW = 3
 _STOP = re.compile(r"[,;:.!?\n\r]|\b(?:and|or|but)\b", re.IGNORECASE)
-_WORD = re.compile(r"\w+")
 
 __all__ = ["AnatomyMatcher", "PACKAGED_ANATOMY", "WINDOW"]
 
@@ -127,7 +126,7 @@ class AnatomyMatcher:
                 continue
             s, e, cui = found[j]
             a, b = (e, first) if e <= first else (last, s)
-            if a > b or _STOP.search(text, a, b) or len(_WORD.findall(text, a, b)) > self.window:
+            if a > b or more_words(text, a, b, self.window) or _STOP.search(text, a, b):
                 continue
             if fragments and _in_mention(s, e, fragments, frag_starts):
                 continue  # another mention's own site ("mass and lung nodule")

@@ -1,4 +1,5 @@
-"""One regex for many phrases: a character trie, shared by the ConText triggers and the body-site names."""
+"""One regex for many phrases: a character trie, shared by the ConText triggers and the body-site names; and the
+word count that limits how far a trigger or a site reaches."""
 
 from __future__ import annotations
 
@@ -33,3 +34,18 @@ def _trie_pattern(phrases: Iterable[str]) -> str:
     if others:
         parts.append(after(others, ""))
     return "|".join(parts) if parts else r"(?!x)x"
+
+
+_MORE: dict[int, re.Pattern[str]] = {}  # n -> a regex matching n + 1 words from where it is tried
+
+
+def more_words(text: str, a: int, b: int, n: int) -> bool:
+    """True when more than ``n`` words (runs of ``\\w``; one cut by either end counts) lie between offsets ``a`` and
+    ``b``: one match of ``n + 1`` words from ``a`` (it stops there), so a window of a few words costs a few words,
+    however far ``b``."""
+    if (b - a + 1) // 2 <= n:  # k words take at least 2k - 1 characters
+        return False
+    regex = _MORE.get(n)
+    if regex is None:
+        regex = _MORE[n] = re.compile(r"\W*\w+(?:\W+\w+){%d}" % n)
+    return regex.match(text, a, b) is not None

@@ -7,7 +7,9 @@ One rule a line, tab-separated, ``#`` starts a comment line::
 - ``phrase``: words matched case-insensitively at word boundaries, any run of spaces matching any whitespace.
   With direction ``around`` the phrase has two parts joined by ``...`` ("cross ... off"): the first before the
   mention, the second after it. With direction ``section`` it is a section name as
-  :func:`share_ner.text.normalize_section` writes it ("family history").
+  :func:`share_ner.text.normalize_section` writes it ("family history"). A ``terminate`` rule's phrase may be
+  ``@`` and an attribute (``@negation``): every trigger of that attribute ends the scopes the rule names ("no"
+  ends the scope of "possible" in "possible pneumonia, no effusion").
 - ``attribute``: one of :data:`share_ner.document.ATTRIBUTE_VALUES` (not ``body_location``), or ``pseudo`` (a
   phrase that contains a trigger but is none, "no increase": it matches first and sets nothing), or
   ``terminate`` (ends the scope of triggers, "but").
@@ -15,12 +17,15 @@ One rule a line, tab-separated, ``#`` starts a comment line::
   phrase and attribute (how a site file switches a packaged rule off). ``pseudo`` takes ``*``; ``terminate``
   takes ``*`` or attribute names joined by ``,`` (the triggers whose scope it ends).
 - ``direction``: ``forward`` (the trigger's scope is the words after it), ``backward`` (before it),
-  ``bidirectional``, ``around``, ``section``; ``-`` for ``pseudo`` and ``terminate``.
+  ``bidirectional``, ``around``, ``section``; ``-`` for ``pseudo`` and ``terminate``. A ``terminate`` rule may
+  instead say ``clause``: a conjunction that opens a new clause (", and") unless it closes a list, so it ends the
+  scope of a trigger before it only when no comma lies between the two ("no A, and B": B is not in the scope of
+  "no"; "no A, B, and C": C is).
 - ``window``: the most words between trigger and mention (default: to the sentence's end or a terminator).
 
 A site file read with :func:`load_rules` after the packaged one adds rules, and replaces the packaged rule with
-the same phrase, attribute and direction (a terminator: and value). One file must not hold two such rules. Any unknown attribute, value or direction, or a malformed line, is an
-error naming the file and line.
+the same phrase, attribute and direction (a terminator: and value). One file must not hold two such rules. Any
+unknown attribute, value or direction, or a malformed line, is an error naming the file and line.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from share_ner.errors import InputError
 PSEUDO = "pseudo"
 TERMINATE = "terminate"
 DIRECTIONS = ("forward", "backward", "bidirectional", "around", "section")
+TRIGGERS = "@"  # "@negation" as a terminator's phrase: every trigger of negation
+CLAUSE = "clause"  # a terminator's direction: it ends a forward scope unless a comma lies between (a list)
 GAP = "..."
 PACKAGED = "context_rules.tsv"
 
@@ -104,9 +111,11 @@ def _parse_line(line: str, source: str | Path, lineno: int) -> Rule:
     known = (*ATTRIBUTE_VALUES, PSEUDO, TERMINATE)
     if attribute not in known:
         raise InputError(source, f"unknown attribute {attribute!r}; expected one of {', '.join(known)}", lineno)
+    if attribute == PSEUDO and direction != "-":
+        raise InputError(source, f"direction {direction!r} for a pseudo rule; expected '-'", lineno)
+    if attribute == TERMINATE and direction not in ("-", CLAUSE):
+        raise InputError(source, f"direction {direction!r} for a terminate rule; expected '-' or {CLAUSE!r}", lineno)
     if attribute in (PSEUDO, TERMINATE):
-        if direction != "-":
-            raise InputError(source, f"direction {direction!r} for a {attribute} rule; expected '-'", lineno)
         if attribute == PSEUDO and value != "*":
             raise InputError(source, f"value {value!r} for a pseudo rule; expected '*'", lineno)
         if attribute == TERMINATE and value != "*":
@@ -121,6 +130,10 @@ def _parse_line(line: str, source: str | Path, lineno: int) -> Rule:
         allowed = ATTRIBUTE_VALUES[attribute]
         if value not in allowed:
             raise InputError(source, f"{attribute} value {value!r} is not one of {', '.join(allowed)}", lineno)
+    if phrase.startswith(TRIGGERS):
+        if attribute != TERMINATE or phrase[1:] not in ATTRIBUTE_VALUES:
+            raise InputError(source, f"{phrase!r}: {TRIGGERS!r} and an attribute name is the phrase of a terminate "
+                                     f"rule only ({', '.join(ATTRIBUTE_VALUES)})", lineno)
     parts = [p.strip() for p in phrase.split(GAP)]
     if direction == "around":
         if len(parts) != 2 or not all(parts):

@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--anatomy", metavar="FILE",
                         help="the site's anatomy lexicon for body locations (lexicon TSV, e.g. from 'share-ner "
                              "lexicon build --umls META --anatomy'), instead of the packaged common body sites")
+    parser.add_argument("--model", metavar="M",
+                        help="the model whose terms name disorders, so that a \"non-\" beginning one (\"non-Hodgkin "
+                             "lymphoma\") is no negation (default: the built-in default model)")
     parser.add_argument("--encoding", default="utf-8", help="encoding of the notes (default utf-8)")
     parser.set_defaults(func=run)
 
@@ -35,10 +38,13 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.attributes import ContextMatcher
     from share_ner.batch.lock import output_lock
+    from share_ner.commands.tag import model_dir
     from share_ner.formats import read_annotations, write_annotations
     from share_ner.inputs.files import read_notes
+    from share_ner.pipeline import model_names
 
-    context = ContextMatcher.load(args.context_rules, args.anatomy)  # a bad rules or anatomy line: one error naming the file and line
+    # a bad rules or anatomy line: one error naming the file and line
+    context = ContextMatcher.load(args.context_rules, args.anatomy, model_names(model_dir(args.model)))
     docs = read_notes(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     for doc_id in sorted(mentions):

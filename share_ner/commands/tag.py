@@ -68,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _model_dir(arg: str | None) -> Path:
+def model_dir(arg: str | None) -> Path:
+    """The model directory ``--model`` names, or the built-in default model's."""
     if arg:
         path = Path(arg)
         if not path.is_dir():
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         from share_ner.placeholders import use_site_placeholders
 
         use_site_placeholders(args.placeholders)  # a bad regex is one line naming the file and line
-    model = _model_dir(args.model)
+    model = model_dir(args.model)
     factory = functools.partial(load_annotator, model)
     identity = str(model)  # recorded in run.json: a resumed run must use the same model and list
     if args.placeholders:
