@@ -61,7 +61,7 @@ def negex_label_recall(docs: Mapping[str, Any], gold: Mapping[str, list[Any]],
 
 
 def label_table(data: Path) -> list[str]:
-    from share_ner.distant import DistantConfig, labelling_matcher, lexicon_labels
+    from share_ner.distant import DistantConfig, label_notes
     from share_ner.eval.scoring import score
     from share_ner.lexicons import default_lexicon
 
@@ -71,10 +71,9 @@ def label_table(data: Path) -> list[str]:
              "negex_kit/dev non-normal overlap / strict |", "|---|---|---|---|"]
     for label, changes in LABEL_SETTINGS:
         config = DistantConfig(**changes)
-        matcher = labelling_matcher(lexicon, config)
         cells = []
         for split, (docs, gold) in corpora.items():
-            pred = lexicon_labels(docs, matcher, config.min_chars, config.modifiers, config.coordinations)
+            pred = label_notes(docs, lexicon, config)
             if split == NEGEX:
                 cells.append("{:.3f} / {:.3f}".format(*negex_label_recall(docs, gold, pred)))
             else:

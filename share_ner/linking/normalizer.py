@@ -15,7 +15,10 @@ them in this order):
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
    queries of step 7 (a short form defined in the note, or listed in the site's
-   own list, is expanded before step 1: the note says what it means);
+   own list, is expanded before step 1: the note says what it means; so is one
+   with several senses in the lists, by the sense the note writes out, else the
+   list's first: "CP" is *chest pain* in a note that names chest pain, not the
+   *cerebral palsy* of HPO's synonym);
 4. ``partial`` — a coordination whose parts all match by steps 1-2 ("breast
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
@@ -70,6 +73,7 @@ from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.abbreviations import find_definitions
+from share_ner.features.matcher import contains_keys, term_keys
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -296,6 +300,7 @@ class Normalizer:
 
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
+            note_keys: list[str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
             parens = _parenthesis_runs(doc.text) if cfg.use_abbreviations else (frozenset(), frozenset())
             for i, m in enumerate(mentions):
@@ -322,6 +327,19 @@ class Normalizer:
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
+                if d is None and cfg.use_abbreviations:
+                    # An ambiguous short form (CP: chest pain, cerebral palsy ...) means the sense the note writes
+                    # out, else its most frequent one (the list's first), whatever one lexicon name says.
+                    senses = self._ambiguous_senses(text)
+                    if senses:
+                        if note_keys is None:
+                            note_keys = term_keys(doc.text)
+                        written = [e for e in senses if contains_keys(note_keys, term_keys(e))]
+                        for exp in dict.fromkeys([*written, *senses]):
+                            d = step(self._exact_steps, exp, tried)
+                            if d is not None:
+                                d.method, d.matched = "abbreviation", exp
+                                break
                 if d is None:
                     d = step(self._exact_steps, text, tried)
                 expansions: list[str] = []
@@ -554,6 +572,14 @@ class Normalizer:
         found = [e for key in dict.fromkeys((stripped, stripped.lower(), stripped.upper()))
                  for e in self.site_abbreviations.get(key, ())]
         return list(dict.fromkeys(e for e in found if e != text))
+
+    def _ambiguous_senses(self, text: str) -> list[str]:
+        """The expansions of a short form with several in the abbreviation lists (the site's, then the packaged
+        one), as written; none for any other text."""
+        if self._abbreviations is None:
+            self._abbreviations = merged_abbreviations(self.site_abbreviations, _clinical_abbreviations())
+        senses = self._abbreviations.get(text.strip(), ())
+        return list(senses) if len(senses) > 1 else []
 
     def _expansions(self, text: str, definitions: Mapping[str, str]) -> list[str]:
         if self._abbreviations is None:
