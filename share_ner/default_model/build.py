@@ -66,10 +66,13 @@ DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8
                             # on the same dev splits, two seeds
                             icd_in_features=True, hpo_names_in_features=True,
                             # the derived adjectives of one-word names: chosen on the same dev splits, two seeds
-                            derived_names=True)
+                            derived_names=True,
+                            # the disease names of HPO's annotations: whole names (benchmarks/results/default_real.md)
+                            disease_names=True)
 # L-BFGS and c2 chosen by benchmarks/bench_default.py --tune; caseless_capitals on negex_kit/dev and the upper-cased
 # dev splits (benchmarks/bench_default_real.py --dev).
-DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, features=FeatureConfig(caseless_capitals=True))
+# evidence: the checks of share_ner.tagging.evidence (benchmarks/results/default_real.md, "Evidence").
+DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, evidence=True, features=FeatureConfig(caseless_capitals=True))
 PREFIX = "default-model"
 PACKAGED_DIR = Path(__file__).parent.parent / "data" / "default_model"
 RELEASE_FILE = "release.json"

@@ -47,7 +47,7 @@ from share_ner.features.stopwords import NOT_MODIFIERS, TERM_STOP_WORDS
 from share_ner.formats.share import read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
 from share_ner.io import read_text_file, read_tsv_pairs
-from share_ner.lexicons.abbreviations import load_abbreviations
+from share_ner.lexicons.abbreviations import load_abbreviations, other_senses
 from share_ner.lexicons.hpo import branch_members, hpo_filter, hpo_obo_path, parse_stanzas
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.lexicons.variants import possessive_name
@@ -218,17 +218,21 @@ def icd_terms(known: Iterable[Term] = (), max_words: int = 4) -> list[Term]:
 def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
     """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
 
-    Only abbreviations with one expansion and of three or more characters, none an English stop word
-    ("ALL", "AS" stay out); the CUI is that of the expansion among ``hpo`` or ``project`` when it has one.
+    Only abbreviations with one expansion, a disorder (not of the list's ``other`` sense: CABG), and of three or
+    more characters, none an English stop word ("ALL", "AS" stay out); the CUI is that of the expansion among
+    ``hpo`` or ``project`` when it has one.
     """
     cuis: dict[str, str] = {}
     for t in (*hpo, *project):
         if t.cui != CUI_LESS:
             cuis.setdefault(t.name.lower(), t.cui)
+    other = other_senses()
     out = []
     for short, expansions in sorted(load_abbreviations().items()):
         if len(expansions) != 1 or len(short) < 3 or short.lower() in TERM_STOP_WORDS or _MARKUP_CHARS.search(short):
             continue
+        if (short, expansions[0]) in other:
+            continue  # a procedure, drug or measure (CABG, BKA): no disorder
         out.append(Term(short, cuis.get(expansions[0].lower(), CUI_LESS)))
     return out
 

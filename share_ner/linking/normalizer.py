@@ -234,6 +234,7 @@ class Normalizer:
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
+        self._names: dict[str, str] | None = None  # CUI -> preferred name (name_of), built on first use
 
     def use_site_abbreviations(self, abbreviations: Mapping[str, Sequence[str]]) -> None:
         """Expand abbreviations by a site's own list (``{abbreviation: [expansion, ...]}``, read by
@@ -244,7 +245,7 @@ class Normalizer:
 
     def __getstate__(self) -> dict[str, Any]:
         # The per-string step memo is per process (it follows the lexicon index's search memo).
-        return {**self.__dict__, "_steps": {}, "_steps_anchor": None, "_labels": ({}, {})}
+        return {**self.__dict__, "_steps": {}, "_steps_anchor": None, "_labels": ({}, {}), "_names": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -265,8 +266,31 @@ class Normalizer:
 
     # ------------------------------------------------------------ normalizing
     def normalize(self, doc: Document, mentions: Sequence[Mention]) -> list[Mention]:
-        """The mentions with their CUI (re)assigned, in the same order."""
-        return [m.with_cui(d.cui) for m, d in zip(mentions, self.decide(doc, mentions))]
+        """The mentions with their CUI (re)assigned and its preferred name (:meth:`name_of`), in the same order."""
+        return [m.with_cui(d.cui, self.name_of(d.cui)) for m, d in zip(mentions, self.decide(doc, mentions))]
+
+    def name_of(self, cui: str) -> str | None:
+        """The concept's preferred name: the lexicon's preferred name for ``cui`` (HPO's term name, UMLS's
+        preferred term), else its first name there, else the gazetteer's most frequent training string; None
+        for ``CUI-less`` or a label neither holds."""
+        if cui == CUI_LESS:
+            return None
+        if self._names is None:
+            names: dict[str, str] = {}
+            if self.lexicon is not None:
+                for e in self.lexicon.entries:
+                    if e.preferred:
+                        names.setdefault(e.cui, e.name)
+                for e in self.lexicon.entries:
+                    names.setdefault(e.cui, e.name)
+            if self.gazetteer is not None:
+                counts: dict[str, tuple[int, str]] = {}
+                for e in self.gazetteer.entries:
+                    if e.cui not in names and e.count > counts.get(e.cui, (0, ""))[0]:
+                        counts[e.cui] = (e.count, e.name)
+                names.update((c, name) for c, (_, name) in counts.items())
+            self._names = names
+        return self._names.get(cui)
 
     def explain(self, doc: Document, mention: Mention) -> dict[str, Any]:
         """The decision for one mention: label, step, score, threshold, steps tried and candidates."""
@@ -284,7 +308,7 @@ class Normalizer:
 
     def normalize_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]]) -> list[list[Mention]]:
         """:meth:`normalize` for several notes, with one tf-idf product for all of them (many short notes)."""
-        return [[m.with_cui(d.cui) for m, d in zip(ms, ds)]
+        return [[m.with_cui(d.cui, self.name_of(d.cui)) for m, d in zip(ms, ds)]
                 for (_, ms), ds in zip(batch, self.decide_many(batch))]
 
     def decide_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]],

@@ -24,6 +24,7 @@ from share_ner.features.coordination import coordination_features, note_coordina
 from share_ner.features.extract import NoteAbbreviations
 from share_ner.features.items import add_features, document_abbreviations, document_items, sentence_items
 from share_ner.features.scores import ScoreTable, document_scores
+from share_ner.lexicons.abbreviations import other_senses
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.evidence import Evidence
@@ -104,7 +105,7 @@ class CrfTagger:
         # the rows of summed weights of the attribute bundles met, kept for the run
         self.scores = ScoreTable(self.weights.attributes, self.weights.state)
         # the checks of a note's mentions against the note and the lexicon (config.evidence)
-        self.evidence = Evidence(resources, self._tags_whole) if config.evidence else None
+        self.evidence = Evidence(resources, other_senses()) if config.evidence else None
 
     @classmethod
     def load(cls, info: ModelInfo) -> "CrfTagger":
@@ -150,14 +151,7 @@ class CrfTagger:
             raise found
         return found
 
-    def _tags_whole(self, text: str) -> bool:
-        """Whether this tagger, given ``text`` alone, tags a mention that reaches its last word (without the
-        evidence checks): the learned evidence that a name is a disorder's."""
-        [found] = self.tag_many([Document("", text)], evidence=False)
-        last = len(text.rstrip(" ."))
-        return isinstance(found, list) and any(m.end >= last for m in found)
-
-    def tag_many(self, docs: Sequence[Document], evidence: bool = True) -> list[list[Mention] | Exception]:
+    def tag_many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
         """:meth:`tag` for each of ``docs``, their sentences decoded together; a note whose tagging raises gets
         the exception in its place.
 
@@ -166,8 +160,8 @@ class CrfTagger:
         a sentence whose path wins a choice by a rounding margin is tagged by CRFsuite itself. With the biohd
         scheme and ``expand_coordinations``, :func:`expand_coordinations` adds the distributed mentions of
         coordinations the CRF found only in part; with ``balance_brackets``, :func:`balance_brackets` repairs
-        mentions with unpaired round brackets; with the config's ``evidence`` (and ``evidence``), each note's
-        mentions are checked against the note and the lexicon (:class:`Evidence`).
+        mentions with unpaired round brackets; with ``evidence``, each note's mentions are checked against the
+        note and the lexicon (:class:`Evidence`).
         """
         config = self.config
         out: list[list[Mention] | Exception] = [[] for _ in docs]
@@ -194,7 +188,7 @@ class CrfTagger:
         for i, doc, sentences, scores, extras in notes:
             try:
                 out[i] = self._decode(doc, sentences, extras, labels, unsure, inside, k, start, resources)
-                if evidence and self.evidence is not None:
+                if self.evidence is not None:
                     out[i] = self.evidence.check(doc, sentences, out[i])
             except Exception as exc:  # noqa: BLE001 - reported for this note only
                 out[i] = exc

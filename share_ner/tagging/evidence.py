@@ -17,14 +17,13 @@ makes them, each from evidence, never from a list of the words concerned:
    forms written in capitals ("does" folded to "doe", the key of DOE) is the English word, not the short form;
    a short form written in lower case ("copd", "jvd") or its plural ("DVTs") stays.
 3. **Short forms** (:meth:`Evidence.short_forms`), by their senses in the clinical abbreviation list
-   (``lexicons/data/clinical_abbreviations.tsv``). A sense is a disorder when the model itself tags its
-   expansion as one (learned evidence: "coronary artery bypass graft" and "physical examination" are not,
-   "chest pain" and "multiple sclerosis" are). A short form the note defines means what the note says: it stays
-   when its long form is a mention. Otherwise a short form with no disorder sense (CABG, BKA) is dropped; one
-   with a single sense, a disorder, stays; an ambiguous one (CP: chest pain, cerebral palsy, chronic
-   pancreatitis; PE: pulmonary embolism, physical examination; MS) stays only when the note supports a disorder
-   sense: its expansion is written in the note and no other sense's is, or the short form stands in a list of
-   mentions ("SOB and CP", "DVT, PE").
+   (``lexicons/data/clinical_abbreviations.tsv``, whose ``sense`` column marks the expansions that are no
+   disorder: *coronary artery bypass graft*, *physical examination*, *mental status*). A short form the note
+   defines means what the note says: it stays when its long form is a mention. Otherwise a short form with no
+   disorder sense (CABG, BKA) is dropped; one with a single sense, a disorder, stays; an ambiguous one (CP: chest
+   pain, cerebral palsy, chronic pancreatitis; PE: pulmonary embolism, physical examination; MS) stays only when
+   the note supports a disorder sense: a sense's expansion is written in the note and only disorder senses'
+   are, or none is and the short form stands in a list of mentions ("SOB and CP", "DVT, PE").
 4. **Defined short forms recur** (:meth:`Evidence.defined_short_forms`). A short form the note defines for a
    mention ("T-cell prolymphocytic leukemia (T-PLL)": scispaCy's detector, :func:`find_definitions`, or a
    mention followed by a short form in brackets that starts with its first letter) is a mention wherever it
@@ -34,7 +33,7 @@ makes them, each from evidence, never from a list of the words concerned:
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from share_ner.document import Document, Mention, Sentence, Token
 from share_ner.features.abbreviations import find_definitions
@@ -67,15 +66,14 @@ def in_capitals(sentence: Sentence) -> bool:
 
 
 class Evidence:
-    """The checks of the module docstring for one model: its term lexicon (``resources``), the clinical
-    abbreviation list, and ``tags_whole(text)``: whether the model tags ``text`` as a disorder."""
+    """The checks of the module docstring for one model: its term lexicon and abbreviation list (``resources``)
+    and the abbreviation senses that are no disorder (``other``: (abbreviation, expansion) pairs)."""
 
-    def __init__(self, resources: TaggerResources, tags_whole: Callable[[str], bool]) -> None:
+    def __init__(self, resources: TaggerResources, other: frozenset[tuple[str, str]] = frozenset()) -> None:
         self.matcher: TermMatcher | None = resources.term_matcher
         self.abbreviations: Mapping[str, Sequence[str]] = resources.features.abbreviations or {}
         self.acronym_keys = resources.acronym_keys
-        self._tags_whole = tags_whole
-        self._senses: dict[str, bool] = {}
+        self.other = other
 
     def check(self, doc: Document, sentences: Sequence[Sentence], mentions: list[Mention]) -> list[Mention]:
         """``mentions`` of ``doc`` (in ``sentences``) after the four checks, sorted."""
@@ -143,6 +141,8 @@ class Evidence:
                     _is_name_word(tokens[k - 1].text)
                     or tokens[k - 1].text in _POSSESSIVE and k > 1 and _is_name_word(tokens[k - 2].text)):
                 k -= 1
+            if k == 0 and sum(t.text not in _POSSESSIVE for t in tokens[:i]) > 1:
+                k = 1  # a sentence's first word is capitalised whatever it is ("Known Moya Moya disease")
             if k < i and tokens[k].text in _POSSESSIVE:
                 k += 1
         if k == i:
@@ -225,7 +225,7 @@ class Evidence:
             if not senses:
                 out.append(m)
                 continue
-            disorders = [e for e in senses if self.disorder_sense(e)]
+            disorders = [e for e in senses if (text, e) not in self.other]
             if not disorders:
                 continue
             if len(senses) == 1:
@@ -239,13 +239,6 @@ class Evidence:
             elif not written and self._in_list(sentences, run, mentions, where):
                 out.append(m)
         return out
-
-    def disorder_sense(self, expansion: str) -> bool:
-        """Whether the model tags ``expansion`` as a disorder (remembered)."""
-        found = self._senses.get(expansion)
-        if found is None:
-            found = self._senses[expansion] = bool(self._tags_whole(expansion))
-        return found
 
     @staticmethod
     def _in_list(sentences: Sequence[Sentence], run: tuple[int, int, int], mentions: Sequence[Mention],
