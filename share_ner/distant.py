@@ -64,7 +64,7 @@ from share_ner.tagging.evidence import is_lower_case_acronym
 from share_ner.tagging.resources import acronym_only_keys
 from share_ner.tagging.scheme import decode
 from share_ner.tagging.training import COPY_SEP
-from share_ner.text import split_sentences
+from share_ner.text import find_headers, split_sentences
 from share_ner.training import train_model
 
 
@@ -237,12 +237,15 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
     ``modifiers``, each takes in the body sites and disorder adjectives just before it, and with
     ``coordinations`` too, the modifiers coordinated before those share its head ("renal ... failure" in
     "renal or hepatic failure", CUI-less). A one-word match written in lower case whose key only short forms in
-    capitals have (``acronym_keys``: "does" folded onto DOE, "hit" onto HIT) is the English word: no label."""
+    capitals have (``acronym_keys``: "does" folded onto DOE, "hit" onto HIT) is the English word: no label. A
+    match that is a whole section header ("ALLERGIES:", which the lexicon's "Allergy" matches) names the section,
+    not a disorder: no label."""
 
     sites = frozenset(synthetic.body_sites()) if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
     for doc_id, doc in docs.items():
         found: list[Mention] = []
+        headers = {(s, s + len(doc.text[s:e].rstrip().rstrip(":").rstrip())) for s, e, _ in find_headers(doc.text)}
         for sentence in split_sentences(doc):
             tokens = sentence.tokens
             words = [t.text for t in tokens]
@@ -251,6 +254,8 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
                         words[m.start], token_keys(words[m.start]), acronym_keys, {}, sentence)):
                     continue
                 start = _modifier_start(words, m.start, sites) if modifiers else m.start
+                if (tokens[start].start, tokens[m.end - 1].end) in headers:
+                    continue
                 cui = next((c for c in m.semtypes if c), CUI_LESS)
                 found.append(Mention(doc_id, ((tokens[start].start, tokens[m.end - 1].end),), cui))
                 for first, last, head in (_coordinated(words, start, m.end, sites) if modifiers and coordinations

@@ -31,6 +31,15 @@ def test_lexicon_labels_are_longest_matches_with_cuis(lexicon: Lexicon) -> None:
     assert ("tic", "C0000001") in [(m.text(doc.text), m.cui) for m in short]
 
 
+def test_no_label_for_a_section_header_or_a_word_folded_onto_a_short_form() -> None:
+    lexicon = Lexicon.from_entries([LexiconEntry("C0020517", "Allergies"), LexiconEntry("C0013404", "DOE"),
+                                    LexiconEntry("C0020538", "Hypertension")], "fixture")
+    doc = Document("n", "ALLERGIES:  Penicillin.\nPMH: hypertension, DOE. She does have allergies.")
+    found = lexicon_labels({"n": doc}, cui_matcher(lexicon), min_chars=3, acronym_keys=frozenset({"doe"}))["n"]
+    # the header names its section; "does" folds onto DOE's key but is the verb
+    assert [m.text(doc.text) for m in found] == ["hypertension", "DOE", "allergies"]
+
+
 def test_relabel_keeps_confident_mentions_and_the_lexicon_labels_they_do_not_overlap() -> None:
     lex = [Mention("n", ((0, 5),), "C1"), Mention("n", ((10, 15),), "C2")]
     confident = [Mention("n", ((0, 9),)), Mention("n", ((20, 25),))]

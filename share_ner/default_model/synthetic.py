@@ -256,7 +256,8 @@ def disease_terms(known: Iterable[Term] = ()) -> list[Term]:
     OMIM, Orphanet) and the possessive spelling of their eponyms ("Castleman's disease"), that are not names of
     ``known`` (case-insensitive), CUI-less: OMIM and Orphanet ids are not UMLS CUIs."""
     seen = {t.name.lower() for t in known}
-    names = [v for name in disease_names() for v in (name, possessive_name(name)) if v]
+    heads = frozenset(t.name.lower().split()[-1] for t in [*usable_hpo(hpo_terms()), *icd_terms()])
+    names = [v for name in disease_names(heads) for v in (name, possessive_name(name)) if v]
     return [Term(name) for name in dict.fromkeys(names) if name.lower() not in seen]
 
 

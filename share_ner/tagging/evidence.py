@@ -7,7 +7,8 @@ makes them, each from evidence, never from a list of the words concerned:
    widened to the left to the longest term of the model's term lexicon (HPO, ICD-10-CM and the disease names of
    HPO's annotations, training mentions) that ends where it ends ("leukemia" → "T-cell prolymphocytic
    leukemia", "calcinosis" → "tumoral calcinosis"), never over a severity, course or certainty word (ShARe leaves
-   those out). A generic head alone (:data:`GENERIC_HEADS`: "disease", "syndrome", "illness") that the text names
+   those out); else it takes in the body sites and disorder adjectives written just before it ("retropharyngeal
+   abscess", "gastric ulcer"), as the distant labels the model learnt from do. A generic head alone (:data:`GENERIC_HEADS`: "disease", "syndrome", "illness") that the text names
    more of takes in the eponym before it ("Castleman's disease", "Moya Moya disease") or the words of its noun
    phrase ("liver disease", "posttraumatic stress disorder"); when the word before it is a stop word or a
    severity, course or certainty word ("history of present illness", "no significant disease") it names no
@@ -33,12 +34,14 @@ makes them, each from evidence, never from a list of the words concerned:
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 from typing import Mapping, Sequence
 
+from share_ner.attributes.anatomy import AnatomyMatcher
 from share_ner.document import Document, Mention, Sentence, Token
 from share_ner.features.abbreviations import find_definitions
 from share_ner.features.matcher import TermMatcher, contains_keys, term_keys, token_keys
-from share_ner.features.stopwords import NOT_MODIFIERS, TERM_STOP_WORDS
+from share_ner.features.stopwords import MODIFIER_ADJECTIVE, NOT_MODIFIERS, TERM_STOP_WORDS
 from share_ner.tagging.resources import TaggerResources, is_acronym
 
 # Heads that name no disorder by themselves when the text names more of it.
@@ -50,6 +53,20 @@ DETERMINERS = frozenset("a an the this that these those his her their its our yo
 # What stands between the items of a list: a short form among them is named as they are.
 LIST_JOINERS = frozenset({",", "and", "or", "/", "&", ";"})
 _POSSESSIVE = frozenset({"'s", "'", "’s", "’"})
+
+
+@lru_cache(maxsize=1)
+def body_sites() -> frozenset[str]:
+    """The one-word names of the packaged anatomy list (lung, hepatic, renal)."""
+    return frozenset(k for k in AnatomyMatcher.load().cuis if " " not in k)
+
+
+def is_site_or_qualifier(word: str) -> bool:
+    """A body site or disorder adjective that belongs to a disorder's name, not a severity, course or certainty
+    word (:data:`NOT_MODIFIERS`)."""
+    word = word.lower()
+    return (word not in NOT_MODIFIERS and word not in TERM_STOP_WORDS
+            and (word in body_sites() or bool(MODIFIER_ADJECTIVE.match(word))))
 
 
 def _names_part(word: str) -> bool:
@@ -100,6 +117,8 @@ class Evidence:
             s, i, j = run
             sentence = sentences[s]
             first = self._lexicon_start(sentence.tokens, s, i, j, taken)
+            if first is None:
+                first = self._qualifier_start(sentence, s, i, taken)
             if first is None and j == i and sentence.tokens[i].text.lower() in GENERIC_HEADS:
                 first = self._name_before(sentence, s, i, taken)
                 if first is None:
@@ -127,6 +146,16 @@ class Evidence:
             if parts[k - base] and self.matcher.lookup_keys(parts[k - base:]):
                 best = k
         return best
+
+    @staticmethod
+    def _qualifier_start(sentence: Sentence, s: int, i: int, taken: set) -> int | None:
+        """Where a mention starting at token ``i`` starts once the body sites and disorder adjectives just before
+        it join ("retropharyngeal abscess"); None when there are none."""
+        tokens = sentence.tokens
+        k = i
+        while k > 0 and (s, k - 1) not in taken and is_site_or_qualifier(tokens[k - 1].text):
+            k -= 1
+        return k if k < i else None
 
     def _name_before(self, sentence: Sentence, s: int, i: int, taken: set) -> int | None:
         """Where a generic head at token ``i`` starts once the name before it joins: the eponym ("Castleman 's",
