@@ -49,7 +49,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pycrfsuite
 
 from share_ner.default_model import synthetic
-from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.document import CUI_LESS, Document, Mention, Sentence
 from share_ner.errors import ShareNerError
 from share_ner.features.matcher import TermMatcher, token_keys
 from share_ner.features.stopwords import TERM_STOP_WORDS
@@ -64,7 +64,7 @@ from share_ner.tagging.evidence import is_lower_case_acronym
 from share_ner.tagging.resources import acronym_only_keys
 from share_ner.tagging.scheme import decode
 from share_ner.tagging.training import COPY_SEP
-from share_ner.text import find_headers, split_sentences
+from share_ner.text import split_sentences
 from share_ner.training import train_model
 
 
@@ -237,15 +237,12 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
     ``modifiers``, each takes in the body sites and disorder adjectives just before it, and with
     ``coordinations`` too, the modifiers coordinated before those share its head ("renal ... failure" in
     "renal or hepatic failure", CUI-less). A one-word match written in lower case whose key only short forms in
-    capitals have (``acronym_keys``: "does" folded onto DOE, "hit" onto HIT) is the English word: no label. A
-    match that is a whole section header ("ALLERGIES:", which the lexicon's "Allergy" matches) names the section,
-    not a disorder: no label."""
+    capitals have (``acronym_keys``: "does" folded onto DOE) is the English word: no label."""
 
     sites = frozenset(synthetic.body_sites()) if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
     for doc_id, doc in docs.items():
         found: list[Mention] = []
-        headers = {(s, s + len(doc.text[s:e].rstrip().rstrip(":").rstrip())) for s, e, _ in find_headers(doc.text)}
         for sentence in split_sentences(doc):
             tokens = sentence.tokens
             words = [t.text for t in tokens]
@@ -254,8 +251,6 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
                         words[m.start], token_keys(words[m.start]), acronym_keys, {}, sentence)):
                     continue
                 start = _modifier_start(words, m.start, sites) if modifiers else m.start
-                if (tokens[start].start, tokens[m.end - 1].end) in headers:
-                    continue
                 cui = next((c for c in m.semtypes if c), CUI_LESS)
                 found.append(Mention(doc_id, ((tokens[start].start, tokens[m.end - 1].end),), cui))
                 for first, last, head in (_coordinated(words, start, m.end, sites) if modifiers and coordinations
@@ -270,13 +265,16 @@ def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float)
     """The model's mentions in ``doc`` whose tokens all have marginals >= ``min_confidence``, and the character
     ranges of the sentences they were looked for in. A lone fragment of a discontiguous mention (tagged D
     throughout, one span: "tricuspid valve" whose "... is thickened" the model did not tag) is not a mention
-    to learn from: trained on as one, it teaches body parts as disorders."""
+    to learn from: trained on as one, it teaches body parts as disorders. A model with ``evidence`` checks its
+    mentions against the note (:class:`share_ner.tagging.evidence.Evidence`), as when it tags."""
 
     kept: list[Mention] = []
     ranges: list[tuple[int, int]] = []
+    sentences: list[Sentence] = []
     tagger = pipeline.tagger.crf
     for sentence, feats in doc_sequences(doc, pipeline.resources, pipeline.config.features,
                                          pipeline.config.coordination):
+        sentences.append(sentence)
         tags = tagger.tag(pycrfsuite.ItemSequence(feats))
         tokens = sentence.tokens
         ranges.append((tokens[0].start, tokens[-1].end))
@@ -287,6 +285,8 @@ def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float)
                 continue
             if positions and min(tagger.marginal(tags[i], i) for i in positions) >= min_confidence:
                 kept.append(Mention(doc.id, mention.spans, CUI_LESS))
+    if pipeline.tagger.evidence is not None:  # as the model would give them: checked against the note
+        kept = pipeline.tagger.evidence.check(doc, sentences, kept)
     return kept, ranges
 
 

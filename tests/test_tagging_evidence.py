@@ -87,6 +87,9 @@ def test_short_forms_the_note_defines_recur(evidence):
     text = "T-cell prolymphocytic leukemia (T-PLL). The T-PLL relapsed."
     assert check(evidence, text, "T-cell prolymphocytic leukemia") == ["T-cell prolymphocytic leukemia", "T-PLL",
                                                                        "T-PLL"]
+    # the short form spells a longer name than the mention: the note names the disorder whole
+    text = "Known chronic obstructive lung disease (COLD); COLD worse."
+    assert check(evidence, text, "obstructive lung disease") == ["chronic obstructive lung disease", "COLD", "COLD"]
     # a definition whose long form is no mention defines nothing to tag
     assert check(evidence, "The ejection fraction (EF) was low; EF 30%.", "low") == ["low"]
     # a short form of the list the note defines as a non-mention is dropped

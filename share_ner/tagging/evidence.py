@@ -27,12 +27,14 @@ makes them, each from evidence, never from a list of the words concerned:
    are, or none is and the short form stands in a list of mentions ("SOB and CP", "DVT, PE").
 4. **Defined short forms recur** (:meth:`Evidence.defined_short_forms`). A short form the note defines for a
    mention ("T-cell prolymphocytic leukemia (T-PLL)": scispaCy's detector, :func:`find_definitions`, or a
-   mention followed by a short form in brackets that starts with its first letter) is a mention wherever it
-   recurs in the note; the normalizer gives it the long form's CUI.
+   mention followed by a short form in brackets whose letters its words spell) is a mention wherever it
+   recurs in the note; the normalizer gives it the long form's CUI. When the long form the short form spells
+   starts before the mention, the mention takes it in: the note names the disorder whole.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from functools import lru_cache
 from typing import Mapping, Sequence
@@ -98,7 +100,7 @@ class Evidence:
             return mentions
         mentions = self.whole_names(sentences, mentions)
         mentions = self.acronyms(sentences, mentions)
-        definitions = self.definitions(doc, mentions)
+        mentions, definitions = self.definitions(doc, mentions)
         mentions = self.short_forms(doc, sentences, mentions, definitions)
         return self.defined_short_forms(doc, mentions, definitions)
 
@@ -201,15 +203,17 @@ class Evidence:
 
     # ------------------------------------------------------------------ 3. short forms
 
-    def definitions(self, doc: Document, mentions: Sequence[Mention]) -> dict[str, list[tuple[tuple[int, int],
-                                                                                           tuple[int, int]]]]:
+    def definitions(self, doc: Document, mentions: list[Mention]
+                    ) -> tuple[list[Mention], dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]]:
         """The short forms the note defines: short form → its (short-form span, long-form span) occurrences
-        (scispaCy's detector, and a mention followed by a short form in brackets that starts with its first
-        letter)."""
+        (scispaCy's detector, and a mention followed by a short form in brackets whose letters its words spell,
+        the first at a word's start: "T-cell prolymphocytic leukemia (T-PLL)"), and ``mentions`` with a mention
+        widened to the long form that its short form spells when that starts before it ("prolymphocytic
+        leukemia" in "T-cell prolymphocytic leukemia (T-PLL)": the note names the disorder whole)."""
         out: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
         text = doc.text
         if "(" not in text:
-            return out
+            return mentions, out
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # spaCy warns when a note defines nothing
@@ -218,22 +222,17 @@ class Evidence:
             pairs = []
         for short, long in pairs:
             out.setdefault(text[short[0]:short[1]], []).append((short, long))
+        kept = []
         for m in mentions:
-            if m.is_discontiguous:
-                continue
-            after = text[m.end:m.end + 16]
-            inner = after.lstrip(" ")
-            if not inner.startswith("(") or ")" not in inner:
-                continue
-            short = inner[1:inner.index(")")].strip()
-            first = next((c for c in text[m.start:m.end] if c.isalnum()), "")
-            if short in out or not is_acronym(short) or short[:1].lower() != first.lower():
-                continue
-            at = m.end + len(after) - len(inner) + 1 + inner[1:].index(short)
-            out[short] = [((k, k + len(short)), (m.start, m.end)) for k in _occurrences(text, short)]
-            if not any(s == (at, at + len(short)) for s, _ in out[short]):
-                out[short].append(((at, at + len(short)), (m.start, m.end)))
-        return out
+            found = None if m.is_discontiguous else _bracketed_short_form(text, m, mentions)
+            if found is not None:
+                short, at, start = found
+                if start < m.start:
+                    m = Mention(m.doc_id, ((start, m.end),), m.cui, m.type)
+                if short not in out:
+                    out[short] = [((k, k + len(short)), (m.start, m.end)) for k in _occurrences(text, short)]
+            kept.append(m)
+        return kept, out
 
     def short_forms(self, doc: Document, sentences: Sequence[Sentence], mentions: list[Mention],
                     definitions: Mapping[str, Sequence[tuple[tuple[int, int], tuple[int, int]]]]) -> list[Mention]:
@@ -308,6 +307,45 @@ def is_lower_case_acronym(word: str, keys: Sequence[str], acronym_keys: frozense
     return (len(keys) == 1 and keys[0] in acronym_keys and keys[0] != word.lower()
             and any(c.islower() for c in word.removesuffix("s")) and word not in abbreviations
             and not in_capitals(sentence))
+
+
+def _bracketed_short_form(text: str, m: Mention, mentions: Sequence[Mention]) -> tuple[str, int, int] | None:
+    """(short form, its offset, where its long form starts) when ``m`` is followed by a short form in brackets
+    ("... (T-PLL)") whose letters, in order, the words ending with ``m`` spell from a word's first letter on,
+    starting at most as many words before ``m`` as the short form has letters, over no other mention and no
+    punctuation but hyphens; else None."""
+    after = text[m.end:m.end + 16]
+    inner = after.lstrip(" ")
+    if not inner.startswith("(") or ")" not in inner:
+        return None
+    short = inner[1:inner.index(")")].strip()
+    letters = [c.lower() for c in short if c.isalnum()]
+    if not is_acronym(short) or not letters:
+        return None
+    at = m.end + len(after) - len(inner) + 1 + inner[1:].index(short)
+    others = [o for o in mentions if o is not m]
+    starts = [m.start] + [w.start() for w in _WORD_START.finditer(text, max(0, m.start - 80), m.start)][::-1]
+    for k, start in enumerate(starts):
+        if k > len(letters) or re.search(r"[^\w\s'-]", text[start:m.start]):
+            break
+        if start < m.start and any(_overlap((start, m.start), o.spans) for o in others):
+            break
+        if text[start].lower() == letters[0] and _spells(letters, text[start:m.end].lower()):
+            return short, at, start
+    return None
+
+
+def _spells(letters: Sequence[str], words: str) -> bool:
+    """``letters`` appear in ``words`` in order."""
+    pos = 0
+    for ch in letters:
+        pos = words.find(ch, pos) + 1
+        if not pos:
+            return False
+    return True
+
+
+_WORD_START = re.compile(r"(?<![\w'-])\w")
 
 
 def _token_index(sentences: Sequence[Sentence]) -> dict[int, tuple[int, int]]:
