@@ -73,6 +73,10 @@ def test_short_forms_by_their_senses(evidence):
     assert check(evidence, "PE: afebrile.", "PE") == []
     assert check(evidence, "History of DVT and PE.", "DVT", "PE") == ["DVT", "PE"]
     assert check(evidence, "c/o SOB and CP.", "SOB", "CP") == ["SOB", "CP"]
+    # ... or in a sentence with another mention (co-occurring evidence); a header sentence of its own has none
+    assert check(evidence, "CT showed a left MCA CVA and carotid stenosis.", "CVA", "carotid stenosis") == [
+        "CVA", "carotid stenosis"]
+    assert check(evidence, "MS: alert. Chest pain.", "MS", "Chest pain") == ["Chest pain"]
     # the note writes out a sense: a disorder's keeps it, another's drops it
     assert check(evidence, "No chest pain before; CP today.", "chest pain", "CP") == ["chest pain", "CP"]
     assert check(evidence, "Physical examination: see below. PE: clear.", "PE") == []

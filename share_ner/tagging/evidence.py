@@ -24,7 +24,8 @@ makes them, each from evidence, never from a list of the words concerned:
    disorder sense (CABG, BKA) is dropped; one with a single sense, a disorder, stays; an ambiguous one (CP: chest
    pain, cerebral palsy, chronic pancreatitis; PE: pulmonary embolism, physical examination; MS) stays only when
    the note supports a disorder sense: a sense's expansion is written in the note and only disorder senses'
-   are, or none is and the short form stands in a list of mentions ("SOB and CP", "DVT, PE").
+   are, or none is and the short form is named among disorders: in a list of mentions ("SOB and CP", "DVT,
+   PE") or in a sentence that holds another mention ("CT showed a left MCA CVA and carotid stenosis").
 4. **Defined short forms recur** (:meth:`Evidence.defined_short_forms`). A short form the note defines for a
    mention ("T-cell prolymphocytic leukemia (T-PLL)": scispaCy's detector, :func:`find_definitions`, or a
    mention followed by a short form in brackets whose letters its words spell) is a mention wherever it
@@ -264,22 +265,25 @@ class Evidence:
             written = {e for e in senses if contains_keys(note_keys, term_keys(e))}
             if written & set(disorders) and not written - set(disorders):
                 out.append(m)
-            elif not written and self._in_list(sentences, run, mentions, where):
+            elif not written and self._in_context(doc, sentences, run, mentions, where):
                 out.append(m)
         return out
 
     @staticmethod
-    def _in_list(sentences: Sequence[Sentence], run: tuple[int, int, int], mentions: Sequence[Mention],
-                 where: Mapping[int, tuple[int, int]]) -> bool:
-        """The one-word mention at ``run`` stands in a list of mentions: a list joiner, then another mention, on
-        either side."""
+    def _in_context(doc: Document, sentences: Sequence[Sentence], run: tuple[int, int, int],
+                    mentions: Sequence[Mention], where: Mapping[int, tuple[int, int]]) -> bool:
+        """The one-word mention at ``run`` is named among disorders: it stands in a list of mentions ("DVT, PE",
+        "SOB and CP"), or its sentence holds another mention that is no short form ("CT showed left MCA CVA,
+        bilateral carotid stenosis")."""
         s, i, _ = run
         tokens = sentences[s].tokens
         ends = {where[m.end - 1] for m in mentions if m.end - 1 in where}
         starts = {where[m.start] for m in mentions if m.start in where}
         before = i >= 2 and tokens[i - 1].text.lower() in LIST_JOINERS and (s, i - 2) in ends
         after = i + 2 < len(tokens) and tokens[i + 1].text.lower() in LIST_JOINERS and (s, i + 2) in starts
-        return before or after
+        named = any(where[m.start][0] == s and where[m.start][1] != i and not is_acronym(m.text(doc.text))
+                    for m in mentions if m.start in where)
+        return before or after or named
 
     # ------------------------------------------------------------------ 4. defined short forms recur
 
