@@ -166,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.before is not None:
         lines += ["", "What the earlier model tagged that the review calls no disorder, and how much of it is gone:",
                   "", *removed(runs[0][1], runs[1][1])]
+    left = Counter(t.lower() for _, _, t in runs[-1][1]["false"])
+    lines += ["", f"What {args.label} still tags that the review calls no disorder:", "",
+              ", ".join(f"{t} ({k})" for t, k in sorted(left.items(), key=lambda x: (-x[1], x[0])))]
     print("\n".join(lines))
     if not args.write:
         return 0
@@ -176,7 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
            f"sample (seed {SEED}) of the MTSamples notes the packaged model was not trained on; the review: "
            "`benchmarks/data/mtsamples_review.tsv` (note, spans, text, verdict, reason), following ShARe/CLEF "
            "2013's definition of a disorder (docs/default_model.md, \"Reviewing false positives\"). Per 100 notes: "
-           f"the count divided by the {len(notes)} notes, times 100. Unreviewed mentions: {unreviewed}.", "",
+           f"the count divided by the {len(notes)} notes, times 100. Unreviewed mentions: {unreviewed}."
+           + (f" The earlier model (`--before`): {args.before_label}." if args.before is not None else ""), "",
            *lines, ""]
     args.out.write_text("\n".join(out), encoding="utf-8")
     print(f"wrote {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}", file=sys.stderr)
