@@ -99,17 +99,19 @@ class Evidence:
         """``mentions`` of ``doc`` (in ``sentences``) after the four checks, sorted."""
         if not mentions:
             return mentions
-        mentions = self.whole_names(sentences, mentions)
-        mentions = self.acronyms(sentences, mentions)
+        where = _token_index(sentences)
+        mentions = self.whole_names(sentences, mentions, where)
+        mentions = self.acronyms(sentences, mentions, where)
         mentions, definitions = self.definitions(doc, mentions)
-        mentions = self.short_forms(doc, sentences, mentions, definitions)
+        mentions = self.short_forms(doc, sentences, mentions, definitions, where)
         return self.defined_short_forms(doc, mentions, definitions)
 
     # ------------------------------------------------------------------ 1. whole names
 
-    def whole_names(self, sentences: Sequence[Sentence], mentions: list[Mention]) -> list[Mention]:
-        """Mentions widened to the whole name they end, and lone generic heads that name nothing dropped."""
-        where = _token_index(sentences)
+    def whole_names(self, sentences: Sequence[Sentence], mentions: list[Mention],
+                    where: Mapping[int, tuple[int, int]]) -> list[Mention]:
+        """Mentions widened to the whole name they end, and lone generic heads that name nothing dropped
+        (``where``: :func:`_token_index` of ``sentences``)."""
         taken = {t for m in mentions for t in _tokens_of(m, where)}
         out = []
         for m in mentions:
@@ -187,9 +189,9 @@ class Evidence:
 
     # ------------------------------------------------------------------ 2. acronyms in lower case
 
-    def acronyms(self, sentences: Sequence[Sentence], mentions: list[Mention]) -> list[Mention]:
+    def acronyms(self, sentences: Sequence[Sentence], mentions: list[Mention],
+                 where: Mapping[int, tuple[int, int]]) -> list[Mention]:
         """Mentions of one lower-case word whose key only short forms in capitals have, dropped."""
-        where = _token_index(sentences)
         out = []
         for m in mentions:
             run = _contiguous_run(m, where)
@@ -236,10 +238,10 @@ class Evidence:
         return kept, out
 
     def short_forms(self, doc: Document, sentences: Sequence[Sentence], mentions: list[Mention],
-                    definitions: Mapping[str, Sequence[tuple[tuple[int, int], tuple[int, int]]]]) -> list[Mention]:
+                    definitions: Mapping[str, Sequence[tuple[tuple[int, int], tuple[int, int]]]],
+                    where: Mapping[int, tuple[int, int]]) -> list[Mention]:
         """Mentions of a short form of the clinical abbreviation list, kept by the evidence for a disorder
         sense (see the module docstring)."""
-        where = _token_index(sentences)
         note_keys: list[str] | None = None
         out = []
         for m in mentions:
@@ -353,17 +355,22 @@ _WORD_START = re.compile(r"(?<![\w'-])\w")
 
 
 def _token_index(sentences: Sequence[Sentence]) -> dict[int, tuple[int, int]]:
-    """Each token's characters → (sentence, token) index."""
+    """Each token's first and last character → its (sentence, token) index."""
     out: dict[int, tuple[int, int]] = {}
     for s, sentence in enumerate(sentences):
         for i, t in enumerate(sentence.tokens):
-            for c in range(t.start, t.end):
-                out[c] = (s, i)
+            out[t.start] = out[t.end - 1] = (s, i)
     return out
 
 
 def _tokens_of(m: Mention, where: Mapping[int, tuple[int, int]]) -> set[tuple[int, int]]:
-    return {where[c] for s, e in m.spans for c in range(s, e) if c in where}
+    """The (sentence, token) indices of the tokens ``m``'s spans cover (spans on token edges)."""
+    out: set[tuple[int, int]] = set()
+    for s, e in m.spans:
+        if s in where and e - 1 in where and where[s][0] == where[e - 1][0]:
+            (k, i), (_, j) = where[s], where[e - 1]
+            out.update((k, t) for t in range(i, j + 1))
+    return out
 
 
 def _contiguous_run(m: Mention, where: Mapping[int, tuple[int, int]]) -> tuple[int, int, int] | None:
