@@ -300,59 +300,17 @@ def test_parse_obo_names_synonyms_xrefs_obsolete():
                    ("C0036572", "Seizure", True), ("C0036572", "Epilepsy", False), ("C0036572", "Seizures", False)]
 
 
-BRANCHED_OBO = """format-version: 1.2
-
-[Term]
-id: HP:0000001
-name: All
-
-[Term]
-id: HP:0000118
-name: Phenotypic abnormality
-is_a: HP:0000001 ! All
-xref: UMLS:C4021790
-
-[Term]
-id: HP:0000707
-name: Abnormality of the nervous system
-is_a: HP:0000118 ! Phenotypic abnormality
-xref: UMLS:C4020876
-
-[Term]
-id: HP:0001250
-name: Seizure
-is_a: HP:0000707 ! Abnormality of the nervous system
-xref: UMLS:C0014544
-
-[Term]
-id: HP:0012823
-name: Clinical modifier
-is_a: HP:0000001 ! All
-xref: UMLS:C4020899
-
-[Term]
-id: HP:0012830
-name: Position
-synonym: "Location" EXACT []
-is_a: HP:0012823 ! Clinical modifier
-xref: UMLS:C4019252
-
-[Term]
-id: HP:0011009
-name: Acute
-is_a: HP:0012823 ! Clinical modifier
-xref: UMLS:C0205178
-"""
+BRANCHED_OBO = Path(__file__).parent / "fixtures" / "hpo" / "branches.obo"  # phenotypes, modifier, inheritance
 
 
 def test_parse_obo_keeps_the_branches_asked_for():
-    everything = [e.name for e in parse_obo(BRANCHED_OBO)]
-    assert everything == ["Phenotypic abnormality", "Abnormality of the nervous system", "Seizure",
-                          "Clinical modifier", "Position", "Location", "Acute"]
-    # the phenotypic abnormalities only: the root itself names no phenotype, the modifiers are left out
-    assert [e.name for e in parse_obo(BRANCHED_OBO, ("HP:0000118",))] == ["Abnormality of the nervous system",
-                                                                          "Seizure"]
-    assert [e.name for e in parse_obo(BRANCHED_OBO, ("HP:0012823",))] == ["Position", "Location", "Acute"]
+    text = BRANCHED_OBO.read_text(encoding="utf-8")
+    everything = [e.name for e in parse_obo(text)]
+    assert everything == ["Phenotypic abnormality", "Seizure", "Seizures", "Epileptic seizure",
+                          "Autosomal dominant inheritance", "Clinical modifier", "Position", "Location"]
+    # the phenotypic abnormalities only: the root itself names no phenotype; inheritance and modifiers left out
+    assert [e.name for e in parse_obo(text, ("HP:0000118",))] == ["Seizure", "Seizures", "Epileptic seizure"]
+    assert [e.name for e in parse_obo(text, ("HP:0012823",))] == ["Position", "Location"]
 
 
 def test_hpo_filter_is_data_with_a_reason_per_class(tmp_path):
