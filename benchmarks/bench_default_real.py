@@ -6,6 +6,7 @@ Run from the repository (politely, on a shared machine)::
     nice python benchmarks/bench_default_real.py --dev           # dev splits only (for choosing settings)
     nice python benchmarks/bench_default_real.py --model DIR     # any trained model instead of the default
     nice python benchmarks/bench_default_real.py --errors        # negex_kit/dev and chia/dev misses by cause (dev only)
+    nice python benchmarks/bench_default_real.py --dev --evidence off   # the tagger's evidence checks off (or on)
 
 What it measures (issue 17):
 
@@ -375,6 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--throughput-notes", type=int, default=300, metavar="N",
                         help="MTSamples notes for the throughput comparison (default 300)")
     parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
+    parser.add_argument("--evidence", choices=("on", "off"),
+                        help="the tagger's evidence checks (share_ner.tagging.evidence) on or off, whatever the "
+                             "model's settings say (default: the model's)")
     parser.add_argument("--errors", action="store_true",
                         help="print negex_kit/dev's conditions not matched exactly, by cause, and chia/dev's "
                              "misses that are not ShARe disorders, and stop")
@@ -390,6 +394,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         model = build_default(args.cache, args.synth)
     pipeline = Pipeline.load(model)
+    if args.evidence is not None:
+        from share_ner.lexicons.abbreviations import other_senses
+        from share_ner.tagging.evidence import Evidence
+
+        tagger = pipeline.tagger
+        tagger.evidence = Evidence(tagger.resources, other_senses()) if args.evidence == "on" else None
     if args.errors:
         counts = negex_errors(pipeline, data)
         print("| not matched exactly, by cause | conditions |\n|---|---|")

@@ -61,7 +61,7 @@ def negex_label_recall(docs: Mapping[str, Any], gold: Mapping[str, list[Any]],
 
 
 def label_table(data: Path) -> list[str]:
-    from share_ner.distant import DistantConfig, labelling_matcher, lexicon_labels
+    from share_ner.distant import DistantConfig, label_notes
     from share_ner.eval.scoring import score
     from share_ner.lexicons import default_lexicon
 
@@ -71,10 +71,9 @@ def label_table(data: Path) -> list[str]:
              "negex_kit/dev non-normal overlap / strict |", "|---|---|---|---|"]
     for label, changes in LABEL_SETTINGS:
         config = DistantConfig(**changes)
-        matcher = labelling_matcher(lexicon, config)
         cells = []
         for split, (docs, gold) in corpora.items():
-            pred = lexicon_labels(docs, matcher, config.min_chars, config.modifiers, config.coordinations)
+            pred = label_notes(docs, lexicon, config)
             if split == NEGEX:
                 cells.append("{:.3f} / {:.3f}".format(*negex_label_recall(docs, gold, pred)))
             else:
@@ -88,8 +87,11 @@ def label_table(data: Path) -> list[str]:
 
 def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: float | None, out: Path,
                    seed: int | None = None, synthetic_weight: int | None = None, coordinations: bool = False,
-                   derived: bool | None = None) -> Path:
-    """The packaged model's training with these changes; None: the packaged model's setting."""
+                   derived: bool | None = None, changes: Sequence[str] = ()) -> Path:
+    """The packaged model's training with these changes (``changes``: ``KEY=VALUE`` generator settings); None:
+    the packaged model's setting."""
+    import json
+
     from share_ner.default_model.build import DEFAULT_NOTES, DEFAULT_SYNTH, default_model_dir
     from share_ner.default_model.release import distant_notes, release_notes, train_combined
     from share_ner.default_model.synthetic import training_data
@@ -98,6 +100,7 @@ def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: f
     synth = DEFAULT_SYNTH if seed is None else replace(DEFAULT_SYNTH, seed=seed)
     if derived is not None:
         synth = replace(synth, derived_names=derived)
+    synth = replace(synth, **{k: json.loads(v) for k, v in (c.split("=", 1) for c in changes)})
     docs, gold = training_data(synth)
     notes = release_notes(data / "mtsamples" / "raw" / "notes", n_notes)
     seed_model = default_model_dir(synth=synth, cache=CACHE, packaged=False) if self_train else None
@@ -125,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--derived", choices=("on", "off"),
                         help="--combine: the lexicons' derived adjectives (derived_names) on or off (default: shipped)")
     parser.add_argument("--seed", type=int, help="--combine: the template generator's seed (default: the shipped one)")
+    parser.add_argument("--synth", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="--combine: these generator settings changed (disease_names=false)")
     parser.add_argument("--model-out", type=Path, default=CACHE / "combined", help="--combine: model directory")
     args = parser.parse_args(argv)
     from share_ner.eval.scoring import score
@@ -136,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.process_time()
         pipeline = Pipeline.load(combined_model(args.data, args.combine, args.self_train, args.min_confidence,
                                                 args.model_out, args.seed, args.synthetic_weight, args.coordinations,
-                                                None if args.derived is None else args.derived == "on"))
+                                                None if args.derived is None else args.derived == "on", args.synth))
         print(f"trained in {time.process_time() - started:.0f} CPU s", file=sys.stderr)
         g = negex_recall(pipeline, args.data)["groups"]
         (n, o, s), (nc, oc, sc) = g["non-normal"], g["capitals"]

@@ -90,8 +90,10 @@ def _mention(m: Mention, to16: list[int] | None) -> list[Any]:
     if to16 is not None:
         flat = [to16[x] if x < len(to16) else x for x in flat]
     out: list[Any] = [flat, m.cui]
-    if m.attributes is not None:
-        out.append(m.attributes.non_default())
+    if m.attributes is not None or m.name:
+        out.append(None if m.attributes is None else m.attributes.non_default())
+    if m.name:
+        out.append(m.name)  # the concept's preferred name, shown beside the CUI
     return out
 
 

@@ -94,6 +94,12 @@ def term_keys(text: str) -> list[str]:
     return [fold_plural(k) for k in _WORD.findall(text.lower())]
 
 
+def contains_keys(keys: Sequence[str], phrase: Sequence[str]) -> bool:
+    """The word keys ``phrase`` occur in a row in ``keys`` (a name written in a note: :func:`term_keys` of both)."""
+    n = len(phrase)
+    return n > 0 and any(keys[k:k + n] == list(phrase) for k in range(len(keys) - n + 1) if keys[k] == phrase[0])
+
+
 @lru_cache(maxsize=200_000)
 def token_keys(word: str) -> tuple[str, ...]:
     """:func:`term_keys` of one token, cached (the term matcher and the coordination features share it)."""

@@ -6,6 +6,9 @@
   and "Abnormality"), so the list adds the words that mean nothing on their own in a clinical note.
 - :func:`function_words` (spaCy's English list): words that are never a noun's plural, which the term matcher's
   plural folding (``share_ner.features.matcher.fold_plural``) leaves as they are (``does`` is no plural of ``doe``).
+- :data:`NOT_MODIFIERS`: words ShARe leaves outside a disorder's span although they stand where its modifiers do
+  (severity, course, certainty, time, quantity); :data:`MODIFIER_ADJECTIVE` the endings of the adjectives that
+  belong to it (sites and qualifiers: "gastric", "renal", "ischemic").
 - :data:`NAME_JOINERS`: words dropped from a name's normalized key, so that "carcinoma of the lung" and "lung
   carcinoma" can meet; only the words that join a disorder name's parts, plus "nos" (not otherwise specified),
   because a wider list would fold distinct names together.
@@ -13,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from share_ner.spacy_import import import_spacy
@@ -52,3 +56,18 @@ TERM_STOP_WORDS: frozenset[str] = frozenset(
 )
 
 NAME_JOINERS: frozenset[str] = frozenset("of the a an and in on with to for by or at from as its nos".split())
+
+
+# Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
+# certainty, time and quantity (attributes in ShARe/CLEF 2014), and normal-finding words.
+NOT_MODIFIERS = frozenset(
+    "severe mild moderate chronic acute active other several significant known possible probable new old recent "
+    "prior previous general total normal typical usual clinical medical potential initial final additional "
+    "multiple primary secondary serial special actual individual natural real positive negative progressive "
+    "intensive extensive effective relative sensitive similar regular bilateral lateral local central minimal "
+    "maximal mental original equal stable critical physical interval overall functional partial marginal "
+    "intermittent persistent residual recurrent occasional frequent episodic gradual sudden worsening "
+    "increasing decreasing mildly moderately severely slight".split()
+)
+# Adjective endings of body sites and disorder qualifiers: gastric, renal, pulmonary, ischemic, infectious.
+MODIFIER_ADJECTIVE = re.compile(r"^[a-z]{4,}(?:al|ic|ary|ous|oid|ive|ar|eal)$")

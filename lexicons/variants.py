@@ -67,3 +67,18 @@ def with_derived_names(lexicon: Lexicon) -> Lexicon:
     """``lexicon`` and its derived adjectives (:func:`derived_entries`), under its name plus ``+derived``."""
     entries = list(lexicon.entries)
     return Lexicon.from_entries([*entries, *derived_entries(entries)], f"{getattr(lexicon, 'name', 'memory')}+derived")
+
+
+# The heads after which a name's first word is written as a possessive when it is an eponym ("Castleman disease",
+# "Castleman's disease"); the variant of a name that is no eponym ("heart's disease") is never written, so it costs
+# nothing.
+POSSESSIVE_HEADS = ("disease", "syndrome")
+
+
+def possessive_name(name: str) -> str | None:
+    """The possessive spelling of a two-word eponym name ("Castleman disease" -> "Castleman's disease"), None for
+    a name of another form."""
+    words = name.split()
+    if len(words) != 2 or words[1].lower() not in POSSESSIVE_HEADS or not words[0].isalpha():
+        return None
+    return f"{words[0]}'s {words[1]}"

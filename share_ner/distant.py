@@ -49,16 +49,19 @@ from typing import Any, Callable, Mapping, Sequence
 import pycrfsuite
 
 from share_ner.default_model import synthetic
-from share_ner.document import CUI_LESS, Document, Mention
+from share_ner.document import CUI_LESS, Document, Mention, Sentence
 from share_ner.errors import ShareNerError
-from share_ner.features.matcher import TermMatcher
+from share_ner.features.matcher import TermMatcher, token_keys
 from share_ner.features.stopwords import TERM_STOP_WORDS
+from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.lexicons.variants import derived_entries, with_derived_names
 from share_ner.pipeline import Pipeline
 from share_ner.settings import checked_settings, load_settings
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.crf import doc_sequences
+from share_ner.tagging.evidence import is_lower_case_acronym
+from share_ner.tagging.resources import acronym_only_keys
 from share_ner.tagging.scheme import decode
 from share_ner.tagging.training import COPY_SEP
 from share_ner.text import split_sentences
@@ -84,6 +87,10 @@ class DistantConfig:
     # (share_ner.lexicons.variants), and give them to the normalizer's lexicon; off: a model trained on distant labels
     # alone lost chia/dev and ncbi_disease/dev F1 with them (benchmarks/results/default_real.md)
     derived_names: bool = False
+    # also match the disease names of the HPO release's annotations (OMIM, Orphanet: "Castleman disease",
+    # "macrophage activation syndrome"; share_ner.default_model.diseases), CUI-less, so that a disease is labelled by
+    # its whole name; on for the packaged default model's notes (SynthConfig.disease_names)
+    disease_names: bool = False
     # The project's list names with a CUI join the normalizer's lexicon (and, without label_features, the term
     # features' lexicon), so that they are normalized like the lexicon's own names.
     lists_in_lexicon: bool = True
@@ -104,7 +111,7 @@ class DistantConfig:
         if not (isinstance(self.min_chars, int) and self.min_chars >= 1):
             raise ShareNerError(f"distant setting 'min_chars' must be a positive integer, got {self.min_chars!r}")
         for name in ("phenotypes_only", "project_lists", "modifiers", "coordinations", "icd_names", "derived_names",
-                     "lists_in_lexicon", "label_features", "round_lexicon_features"):
+                     "disease_names", "lists_in_lexicon", "label_features", "round_lexicon_features"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"distant setting {name!r} must be true or false, got {getattr(self, name)!r}")
 
@@ -131,7 +138,8 @@ def cui_matcher(lexicon: Lexicon) -> TermMatcher:
 def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> list[tuple[str, str]]:
     """The (name, CUI) pairs distant labels are matched with: the lexicon's names (with HPO and
     ``phenotypes_only``, the phenotypic abnormalities the template generator uses), then the project's lists, then
-    (``icd_names``) the ICD-10-CM names none of those has."""
+    (``icd_names``) the ICD-10-CM names none of those has, then (``disease_names``) the disease names of HPO's
+    annotations none of those has."""
 
     hpo: list[Any] = []
     if config.phenotypes_only and getattr(lexicon, "name", "") == "hpo":
@@ -145,6 +153,8 @@ def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -
         terms += [(t.name, t.cui) for t in lists]
     if config.icd_names:
         terms += [(t.name, t.cui) for t in synthetic.icd_terms(synthetic.Term(name) for name, _ in terms)]
+    if config.disease_names:
+        terms += [(t.name, t.cui) for t in synthetic.disease_terms(synthetic.Term(name) for name, _ in terms)]
     if config.derived_names:
         terms += [(e.name, e.cui) for e in derived_entries(LexiconEntry(cui, name) for name, cui in terms)]
     return terms
@@ -211,12 +221,23 @@ def _coordinated(words: Sequence[str], start: int, end: int, sites: frozenset[st
     return out
 
 
+def label_notes(docs: Mapping[str, Document], lexicon: Lexicon, config: DistantConfig = DistantConfig()
+                ) -> dict[str, list[Mention]]:
+    """The distant labels of ``docs``: :func:`lexicon_labels` with the names of :func:`labelling_terms`."""
+    terms = labelling_terms(lexicon, config)
+    acronyms = acronym_only_keys([*(name for name, _ in terms), *load_abbreviations()])
+    return lexicon_labels(docs, TermMatcher.from_terms(terms), config.min_chars, config.modifiers,
+                          config.coordinations, acronyms)
+
+
 def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars: int = 4,
-                   modifiers: bool = False, coordinations: bool = False) -> dict[str, list[Mention]]:
+                   modifiers: bool = False, coordinations: bool = False,
+                   acronym_keys: frozenset[str] = frozenset()) -> dict[str, list[Mention]]:
     """Longest lexicon matches in each note as mentions (with the matched name's first CUI); with
     ``modifiers``, each takes in the body sites and disorder adjectives just before it, and with
     ``coordinations`` too, the modifiers coordinated before those share its head ("renal ... failure" in
-    "renal or hepatic failure", CUI-less)."""
+    "renal or hepatic failure", CUI-less). A one-word match written in lower case whose key only short forms in
+    capitals have (``acronym_keys``: "does" folded onto DOE) is the English word: no label."""
 
     sites = frozenset(synthetic.body_sites()) if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
@@ -226,7 +247,8 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
             tokens = sentence.tokens
             words = [t.text for t in tokens]
             for m in matcher.find(words):
-                if m.end - m.start == 1 and len(tokens[m.start].text) < min_chars:
+                if m.end - m.start == 1 and (len(tokens[m.start].text) < min_chars or is_lower_case_acronym(
+                        words[m.start], token_keys(words[m.start]), acronym_keys, {}, sentence)):
                     continue
                 start = _modifier_start(words, m.start, sites) if modifiers else m.start
                 cui = next((c for c in m.semtypes if c), CUI_LESS)
@@ -243,13 +265,16 @@ def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float)
     """The model's mentions in ``doc`` whose tokens all have marginals >= ``min_confidence``, and the character
     ranges of the sentences they were looked for in. A lone fragment of a discontiguous mention (tagged D
     throughout, one span: "tricuspid valve" whose "... is thickened" the model did not tag) is not a mention
-    to learn from: trained on as one, it teaches body parts as disorders."""
+    to learn from: trained on as one, it teaches body parts as disorders. A model with ``evidence`` checks its
+    mentions against the note (:class:`share_ner.tagging.evidence.Evidence`), as when it tags."""
 
     kept: list[Mention] = []
     ranges: list[tuple[int, int]] = []
+    sentences: list[Sentence] = []
     tagger = pipeline.tagger.crf
     for sentence, feats in doc_sequences(doc, pipeline.resources, pipeline.config.features,
                                          pipeline.config.coordination):
+        sentences.append(sentence)
         tags = tagger.tag(pycrfsuite.ItemSequence(feats))
         tokens = sentence.tokens
         ranges.append((tokens[0].start, tokens[-1].end))
@@ -260,6 +285,8 @@ def confident_mentions(pipeline: Pipeline, doc: Document, min_confidence: float)
                 continue
             if positions and min(tagger.marginal(tags[i], i) for i in positions) >= min_confidence:
                 kept.append(Mention(doc.id, mention.spans, CUI_LESS))
+    if pipeline.tagger.evidence is not None:  # as the model would give them: checked against the note
+        kept = pipeline.tagger.evidence.check(doc, sentences, kept)
     return kept, ranges
 
 
@@ -314,8 +341,7 @@ def train_distant(
         raise ShareNerError(f"{where}: no .txt notes found")
     if lexicon is None:
         raise ShareNerError("--distant needs a lexicon to label the notes (--lexicon hpo or a TSV)")
-    labels = lexicon_labels(notes, labelling_matcher(lexicon, config), config.min_chars, config.modifiers,
-                            config.coordinations)
+    labels = label_notes(notes, lexicon, config)
     n_labels = sum(map(len, labels.values()))
     if not n_labels:
         raise ShareNerError(f"{where}: the lexicon matches nothing in {len(notes)} notes; nothing to learn from")

@@ -4,7 +4,8 @@ A :class:`Document` is a note id and its text exactly as stored (``\\r`` kept).
 A :class:`Mention` is frozen: doc id, sorted half-open character spans, a CUI
 (or ``CUI-less``) and the type ``Disease_Disorder``. Discontiguous mentions
 have several spans, in text order. A mention may carry :class:`Attributes`
-(negation, subject, DocTime ... as in ShARe/CLEF 2014 Task 2); they take no
+(negation, subject, DocTime ... as in ShARe/CLEF 2014 Task 2) and the
+preferred name of its CUI's concept in the normalizer's lexicon; they take no
 part in equality, ordering or hashing, so scoring Task 1 ignores them.
 """
 
@@ -119,6 +120,7 @@ class Mention:
     cui: str = CUI_LESS
     type: str = DISORDER
     attributes: Attributes | None = field(default=None, compare=False)
+    name: str | None = field(default=None, compare=False)  # the concept's preferred name (None: unknown, CUI-less)
 
     def __post_init__(self) -> None:
         spans = tuple(sorted((int(s), int(e)) for s, e in self.spans))
@@ -148,20 +150,21 @@ class Mention:
         """The mention's words: its spans' text joined by ``joiner``."""
         return joiner.join(doc_text[s:e] for s, e in self.spans)
 
-    def with_cui(self, cui: str) -> "Mention":
+    def with_cui(self, cui: str, name: str | None = None) -> "Mention":
+        """The same mention with ``cui`` and its concept's preferred ``name`` (None: unknown)."""
         # The spans were checked when this mention was made: copy the fields without checking them again
         # (a normalizer gives every mention of a run its CUI this way).
-        return self._copy(cui, self.attributes)
+        return self._copy(cui, self.attributes, name)
 
     def with_attributes(self, attributes: Attributes | None) -> "Mention":
         """The same mention carrying ``attributes``."""
-        return self._copy(self.cui, attributes)
+        return self._copy(self.cui, attributes, self.name)
 
-    def _copy(self, cui: str, attributes: Attributes | None) -> "Mention":
+    def _copy(self, cui: str, attributes: Attributes | None, name: str | None) -> "Mention":
         new = object.__new__(Mention)
-        for name, value in (("doc_id", self.doc_id), ("spans", self.spans), ("cui", cui), ("type", self.type),
-                            ("attributes", attributes)):
-            object.__setattr__(new, name, value)
+        for field_name, value in (("doc_id", self.doc_id), ("spans", self.spans), ("cui", cui), ("type", self.type),
+                                  ("attributes", attributes), ("name", name)):
+            object.__setattr__(new, field_name, value)
         return new
 
     def overlaps(self, other: "Mention") -> bool:

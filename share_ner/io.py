@@ -63,21 +63,28 @@ def read_json_file(path: str | Path, what: str = "file") -> Any:
 
 def read_tsv_pairs(path: str | Path, header: tuple[str, str], expected: str,
                    valid: Callable[[str, str], object] = lambda first, second: first.strip()) -> list[tuple[str, str]]:
-    """The rows of a two-column TSV list whose first line is ``header``; blank and ``#`` lines are skipped. A wrong
-    header, or a row that is not two fields or not ``valid``, is an error naming the file and line (``expected``
-    says what a row should be)."""
+    """The rows of a two-column TSV list (:func:`read_tsv_rows`)."""
+    return [(a, b) for a, b in read_tsv_rows(path, header, expected, valid)]
+
+
+def read_tsv_rows(path: str | Path, header: tuple[str, ...], expected: str,
+                  valid: Callable[..., object] = lambda first, *rest: first.strip()) -> list[tuple[str, ...]]:
+    """The rows of a TSV list whose first line that is not a ``#`` comment is ``header``; blank and ``#`` lines are
+    skipped. A wrong header, or a row that has not one field per column or is not ``valid`` (called with the
+    fields), is an error naming the file and line (``expected`` says what a row should be)."""
     path = Path(path)
     lines = read_text_file(path, "list").splitlines()
-    if not lines or tuple(lines[0].split("\t")) != header:
-        raise InputError(path, f"expected the header '{'<TAB>'.join(header)}'", 1)
+    start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    if start == len(lines) or tuple(lines[start].split("\t")) != header:
+        raise InputError(path, f"expected the header '{'<TAB>'.join(header)}'", start + 1)
     rows = []
-    for lineno, line in enumerate(lines[1:], start=2):
+    for lineno, line in enumerate(lines[start + 1:], start=start + 2):
         if not line.strip() or line.startswith("#"):
             continue
-        fields = line.split("\t")
-        if len(fields) != 2 or not valid(*fields):
+        fields = tuple(line.split("\t"))
+        if len(fields) != len(header) or not valid(*fields):
             raise InputError(path, f"expected {expected}", lineno)
-        rows.append((fields[0], fields[1]))
+        rows.append(fields)
     return rows
 
 

@@ -7,13 +7,14 @@ spaCy 3 pipeline finds it without importing share-ner::
     nlp.add_pipe("share_ner", config={"model": None})   # None: the built-in default model
     doc = nlp(note)
     for span in doc.spans["share_ner"]:
-        span.label_, span._.cui, span._.attributes, span._.fragments
+        span.label_, span._.cui, span._.name, span._.attributes, span._.fragments
 
 Each mention becomes a :class:`~spacy.tokens.Span` of ``doc.spans[spans_key]``
 labelled ``Disease_Disorder``, in text order. A discontiguous mention's span is
 the hull of its fragments (from the first fragment's start to the last one's
 end); ``span._.fragments`` lists the fragment spans (one for a contiguous
 mention). ``span._.cui`` is the CUI or ``CUI-less`` (also in ``span.kb_id_``),
+``span._.name`` its concept's preferred name in the model's lexicon (None when unknown),
 ``span._.attributes`` the attributes' dict when the model computes them, else
 None. With ``set_ents``, contiguous mentions are added to ``doc.ents`` where
 they overlap neither an entity already there nor a longer mention.
@@ -33,7 +34,7 @@ A model directory that fails its checks is one :class:`~share_ner.model.ModelErr
 the component is added or first used; a note that runs out of time raises ``share_ner.NoteTimeoutError``.
 
 The mentions themselves live in one list per doc (``doc._.share_ner_mentions``:
-spans, CUI, attributes; plain data, so docs travel between processes under
+spans, CUI, name, attributes; plain data, so docs travel between processes under
 ``nlp.pipe(..., n_process=N)``); the span attributes are read from it.
 ``nlp.to_disk`` saves the model reference (the model directory's absolute path,
 or None for the default model), not the model; ``spacy.load`` loads it again.
@@ -77,6 +78,11 @@ def _cui(span: Span) -> str | None:
     return None if record is None else record["cui"]
 
 
+def _name(span: Span) -> str | None:
+    record = _mention_record(span.doc, span)
+    return None if record is None else record.get("name")
+
+
 def _attributes(span: Span) -> dict[str, Any] | None:
     record = _mention_record(span.doc, span)
     return None if record is None else record["attributes"]
@@ -89,7 +95,7 @@ def _fragments(span: Span) -> list[Span] | None:
     return [_char_span(span.doc, s, e) for s, e in record["spans"]]
 
 
-_SPAN_EXTENSIONS: dict[str, Callable[[Span], Any]] = {"cui": _cui, "attributes": _attributes,
+_SPAN_EXTENSIONS: dict[str, Callable[[Span], Any]] = {"cui": _cui, "name": _name, "attributes": _attributes,
                                                       "fragments": _fragments}
 
 
@@ -165,7 +171,7 @@ def _reindex_sections(doc: Doc, new_index: Callable[[int], int]) -> None:
 
 
 def _record(m: Mention) -> dict[str, Any]:
-    return {"spans": [[s, e] for s, e in m.spans], "cui": m.cui,
+    return {"spans": [[s, e] for s, e in m.spans], "cui": m.cui, "name": m.name,
             "attributes": None if m.attributes is None else m.attributes.to_dict()}
 
 
@@ -257,8 +263,8 @@ def _with_ents(doc: Doc, spans: list[Span]) -> list[Span]:
 @Language.factory(
     FACTORY,
     default_config={"model": None, "spans_key": SPANS_KEY, "set_ents": True},
-    assigns=["doc.spans", "doc.ents", f"doc._.{DOC_EXTENSION}", "span._.cui", "span._.attributes",
-             "span._.fragments"],
+    assigns=["doc.spans", "doc.ents", f"doc._.{DOC_EXTENSION}", "span._.cui", "span._.name",
+             "span._.attributes", "span._.fragments"],
 )
 def make_share_ner(nlp: Language, name: str, model: Optional[str], spans_key: str,
                    set_ents: bool) -> "ShareNerComponent":

@@ -71,7 +71,7 @@ def mention_schema(attributes: bool = True) -> Any:
     span = T.StructType([T.StructField("start", T.IntegerType()), T.StructField("end", T.IntegerType())])
     fields = [T.StructField("note_id", T.StringType()), T.StructField("mention", T.IntegerType()),
               T.StructField("spans", T.ArrayType(span)), T.StructField("text", T.StringType()),
-              T.StructField("cui", T.StringType())]
+              T.StructField("cui", T.StringType()), T.StructField("name", T.StringType())]
     if attributes:
         fields += [T.StructField(name, T.StringType()) for name in ATTRIBUTE_NAMES]
     return T.StructType(fields)
@@ -364,8 +364,8 @@ def _worker_args(df: Any, text_col: str, id_col: str, model: Any, attributes: bo
 
 def annotate(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
              attributes: bool = True, rejects: bool = False, ship_model: bool = False) -> Any:
-    """One row per mention of the notes of ``df`` (columns ``note_id``, ``mention``, ``spans``, ``text``, ``cui``
-    and, with ``attributes``, the ShARe/CLEF 2014 attribute columns, null when not computed).
+    """One row per mention of the notes of ``df`` (columns ``note_id``, ``mention``, ``spans``, ``text``, ``cui``,
+    ``name`` and, with ``attributes``, the ShARe/CLEF 2014 attribute columns, null when not computed).
 
     ``model``: a model directory every executor can read (default: the built-in model), or a picklable annotator
     factory as :func:`share_ner.batch.runner.run_batch` takes; ``ship_model``: copy a local model directory to the

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 import share_ner.features.abbreviations as abbreviations
 from share_ner.errors import InputError
 from share_ner.features.abbreviations import find_definitions
-from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH, load_abbreviations
+from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH, load_abbreviations, other_senses
 
 
 def test_packaged_list_loads_with_common_disorders() -> None:
@@ -24,10 +24,28 @@ def test_packaged_list_loads_with_common_disorders() -> None:
         assert key in abbreviations, key
 
 
-def test_packaged_file_has_the_header_and_two_columns() -> None:
+def test_packaged_file_has_the_header_and_three_columns() -> None:
     lines = [line for line in ABBREVIATIONS_PATH.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
-    assert lines[0] == "abbreviation\texpansion"
-    assert all(line.count("\t") == 1 for line in lines)
+    assert lines[0] == "abbreviation\texpansion\tsense"
+    assert all(line.count("\t") == 2 for line in lines)
+
+
+def test_senses_that_are_no_disorder_are_data() -> None:
+    other = other_senses()
+    # a procedure, an examination, a state: the short form is no disorder in these senses
+    assert {("CABG", "coronary artery bypass graft"), ("PE", "physical examination"), ("MS", "mental status")} <= other
+    assert ("PE", "pulmonary embolism") not in other and ("CHF", "congestive heart failure") not in other
+
+
+def test_sense_column_is_optional_and_checked(tmp_path: Path) -> None:
+    p = tmp_path / "abbr.tsv"
+    p.write_text("abbreviation\texpansion\tsense\nPE\tpulmonary embolism\t\nPE\tphysical exam\tother\n",
+                 encoding="utf-8")
+    assert load_abbreviations(p) == {"PE": ["pulmonary embolism", "physical exam"]}
+    assert other_senses(p) == {("PE", "physical exam")}  # an empty sense is a disorder's
+    p.write_text("abbreviation\texpansion\tsense\nPE\tphysical exam\tprocedure\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"abbr.tsv:2: sense 'procedure' is not one of disorder, other"):
+        load_abbreviations(p)
 
 
 def test_unknown_column_is_rejected_with_the_allowed_list(tmp_path: Path) -> None:
@@ -35,7 +53,7 @@ def test_unknown_column_is_rejected_with_the_allowed_list(tmp_path: Path) -> Non
     p.write_text("abbreviation\texpansion\tcui\nCHF\tcongestive heart failure\tC0018802\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
         load_abbreviations(p)
-    assert str(err.value) == f"{p}:1: unknown column(s) 'cui'; allowed: abbreviation, expansion"
+    assert str(err.value) == f"{p}:1: unknown column(s) 'cui'; allowed: abbreviation, expansion, sense"
 
 
 def test_missing_column_wrong_field_count_and_empty_field(tmp_path: Path) -> None:

@@ -80,6 +80,8 @@ def _check(pipeline: Pipeline, docs: list[Document]) -> int:
         reference = t.resources if t.config.expand_coordinations and t.config.scheme == "biohd" else None
         mentions = [m for s, (_, tags) in zip(sentences, old) if tags.count("O") < len(tags)
                     for m in crf._mentions(s, tags, t.config.scheme, reference, t.config.balance_brackets)]
+        if t.evidence is not None:  # the note's mentions checked against the note and the lexicon, as tag_many does
+            mentions = t.evidence.check(doc, sentences, mentions)
         assert t.tag(doc) == mentions
     return checked
 

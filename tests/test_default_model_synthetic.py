@@ -172,51 +172,11 @@ def test_generated_mentions_come_from_the_term_pools():
     assert any("\r\n" in d.text for d in docs.values()) and any("\r" not in d.text for d in docs.values())
 
 
-OBO = """format-version: 1.2
-
-[Term]
-id: HP:0000001
-name: All
-
-[Term]
-id: HP:0000118
-name: Phenotypic abnormality
-is_a: HP:0000001 ! All
-
-[Term]
-id: HP:0001250
-name: Seizure
-synonym: "Seizures" EXACT []
-synonym: "Epileptic seizure" RELATED []
-xref: UMLS:C0036572
-is_a: HP:0000118 ! Phenotypic abnormality
-
-[Term]
-id: HP:0002069
-name: Bilateral tonic-clonic seizure
-is_a: HP:0001250 ! Seizure
-
-[Term]
-id: HP:0000006
-name: Autosomal dominant inheritance
-xref: UMLS:C0443147
-is_a: HP:0000001 ! All
-
-[Term]
-id: HP:0000999
-name: Old term
-is_obsolete: true
-
-[Typedef]
-id: part_of
-name: part of
-"""
+OBO = Path(__file__).parent / "fixtures" / "hpo" / "branches.obo"  # phenotypes, a modifier, inheritance
 
 
-def test_hpo_terms_keeps_phenotypic_abnormalities(tmp_path: Path):
-    obo = tmp_path / "hp.obo"
-    obo.write_text(OBO, encoding="utf-8")
-    assert hpo_terms(obo) == [
+def test_hpo_terms_keeps_phenotypic_abnormalities():
+    assert hpo_terms(OBO) == [
         Term("Seizure", "C0036572"),
         Term("Seizures", "C0036572"),
         Term("Bilateral tonic-clonic seizure", CUI_LESS),

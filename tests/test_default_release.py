@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 import share_ner.default_model.build as dm
-from share_ner.default_model import release
+from share_ner.default_model import release, synthetic
+from share_ner.default_model.icd10cm import read_icd10cm
 from share_ner.document import Document
 from share_ner.errors import ShareNerError
+from share_ner.lexicons.hpo import hpo_obo_path, parse_obo
 from share_ner.pipeline import Pipeline
 
 MTSAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mtsamples" / "raw" / "notes"
@@ -47,6 +49,36 @@ def test_packaged_model_tags_a_note():
     found = {m.text(doc.text): m.cui for m in pipeline.annotate(doc)}
     assert "chest pain" in found
     assert found.get("left ventricular hypertrophy", "CUI-less") != "CUI-less"
+
+
+def test_no_name_of_hpo_s_other_branches_in_the_default_s_output_or_lexicons():
+    # HPO's modifiers and inheritance terms name no disorder: not a mention, not a term feature, not a CUI's name.
+    text = hpo_obo_path().read_text(encoding="utf-8")
+    others = {e.name.lower() for e in parse_obo(text)} - {e.name.lower() for e in parse_obo(text, ("HP:0000118",))}
+    # HPO files a few disorders under its other branches ("Miscarriage", "Eclampsia"): ICD-10-CM and the project's
+    # lists name them as disorders, and they may stay
+    others -= {name.lower() for name, _ in read_icd10cm()}
+    others -= {t.name.lower() for t in (*synthetic.project_terms(), *synthetic.finding_terms())}
+    assert {"position", "distal", "acute", "mild", "autosomal dominant inheritance"} <= others
+    note = ("She was placed in the supine position. The distal ureter was dissected; the proximal end was clear. "
+            "Acute onset of mild, chronic pain. Severity is moderate. Family history: autosomal dominant "
+            "inheritance of a severe, progressive, generalized disorder. The lesion is bilateral and episodic.\n")
+    pipeline = Pipeline.load(dm.PACKAGED_DIR)
+    found = pipeline.annotate(Document("n", note))
+    assert any("pain" in m.text(note) for m in found)  # the note's disorder is found
+    assert not {m.text(note).lower() for m in found} & others
+    assert not {(m.name or "").lower() for m in found} & others
+    terms = {line.split("\t")[0].lower() for line in (dm.PACKAGED_DIR / "terms.tsv").read_text(
+        encoding="utf-8").splitlines()[1:] if line.endswith("\tlexicon")}
+    assert not terms & others
+    assert not {e.name.lower() for e in pipeline.normalizer.lexicon.entries} & others
+
+
+def test_the_default_s_mentions_carry_their_concept_s_name():
+    pipeline = Pipeline.load(dm.PACKAGED_DIR)
+    doc = Document("n", "Denies chest pain.\n")
+    [m] = [m for m in pipeline.annotate(doc) if m.text(doc.text) == "chest pain"]
+    assert (m.cui, m.name) == ("C0008031", "Chest pain")
 
 
 def test_a_stale_packaged_model_is_not_used(tmp_path, monkeypatch, capsys):

@@ -31,6 +31,15 @@ def test_lexicon_labels_are_longest_matches_with_cuis(lexicon: Lexicon) -> None:
     assert ("tic", "C0000001") in [(m.text(doc.text), m.cui) for m in short]
 
 
+def test_no_label_for_a_word_folded_onto_a_short_form() -> None:
+    lexicon = Lexicon.from_entries([LexiconEntry("C0013404", "DOE"), LexiconEntry("C0020538", "Hypertension")],
+                                   "fixture")
+    doc = Document("n", "PMH: hypertension, DOE. She does smoke.")
+    found = lexicon_labels({"n": doc}, cui_matcher(lexicon), min_chars=3, acronym_keys=frozenset({"doe"}))["n"]
+    # "does" folds onto DOE's key but is the verb
+    assert [m.text(doc.text) for m in found] == ["hypertension", "DOE"]
+
+
 def test_relabel_keeps_confident_mentions_and_the_lexicon_labels_they_do_not_overlap() -> None:
     lex = [Mention("n", ((0, 5),), "C1"), Mention("n", ((10, 15),), "C2")]
     confident = [Mention("n", ((0, 9),)), Mention("n", ((20, 25),))]
@@ -174,9 +183,9 @@ def test_labelling_terms_add_icd10cm_names_the_others_lack(lexicon: Lexicon) -> 
 
 def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
     from share_ner.distant import labelling_terms
-    from share_ner.lexicons import default_lexicon
+    from share_ner.lexicons import hpo_lexicon
 
-    hpo = default_lexicon()
+    hpo = hpo_lexicon(all_branches=True)
     everything = {e.name for e in hpo.entries}
     assert {"Mild", "Autosomal dominant inheritance"} <= everything  # clinical modifier, mode of inheritance
     names = {name for name, _ in labelling_terms(hpo, DistantConfig(project_lists=False))}

@@ -102,3 +102,32 @@ def test_mention_text_must_match_the_note(tmp_path, fmt):
     assert read_annotations(tmp_path, {"n": lf_copy}) == {"n": [fever]}
     with pytest.raises(InputError, match=r":1: the mention text given for 6-11 is not the text of note n there"):
         read_annotations(tmp_path, {"n": stored})
+
+
+NAMED_NOTE = Document("named", "Hemoptysis and a mass; left atrium dilated.")
+NAMED = [Mention("named", ((0, 10),), "C0019079", name="Hemoptysis"), Mention("named", ((17, 21),)),
+         Mention("named", ((23, 34), (35, 42)), "C0344720", name="Left atrial enlargement")]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "brat", "bioc"])
+def test_names_beside_cuis_are_written_and_read_back(tmp_path, fmt):
+    path = write_annotations(tmp_path, NAMED_NOTE, NAMED, fmt)
+    [got] = read_annotations(tmp_path, {"named": NAMED_NOTE}).values()
+    assert got == NAMED and [m.name for m in got] == ["Hemoptysis", None, "Left atrial enlargement"]
+    written = path.read_text(encoding="utf-8")
+    assert written.count("Hemoptysis") == 2  # the mention's text and its concept's name
+    assert "Left atrial enlargement" in written
+
+
+def test_brat_carries_the_name_in_a_normalization_line(tmp_path):
+    path = write_annotations(tmp_path, NAMED_NOTE, NAMED, "brat")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert "N1\tReference T1 UMLS:C0019079\tHemoptysis" in lines
+    assert not any(line.startswith("N2") for line in lines)  # CUI-less: nothing to name
+    assert "#1\tAnnotatorNotes T1\tC0019079" in lines  # the CUI stays where readers of earlier files find it
+
+
+def test_the_share_pipe_stays_as_the_task_defines_it(tmp_path):
+    path = write_annotations(tmp_path, NAMED_NOTE, NAMED, "share")
+    assert path.read_text(encoding="utf-8").splitlines()[0] == "named.txt||Disease_Disorder||C0019079||0||10"
+    assert "Hemoptysis" not in path.read_text(encoding="utf-8")

@@ -21,7 +21,7 @@ from share_ner.lexicons import (
     write_lexicon,
 )
 from share_ner.lexicons import index as index_mod
-from share_ner.lexicons.hpo import parse_obo
+from share_ner.lexicons.hpo import hpo_filter, hpo_lexicon, hpo_obo_path, parse_obo
 from share_ner.lexicons.index import make_vectorizer
 from share_ner.lexicons.keys import normalized_key, soft_normalize, stem
 
@@ -313,6 +313,56 @@ def test_parse_obo_names_synonyms_xrefs_obsolete():
     got = [(e.cui, e.name, e.preferred) for e in parse_obo(OBO)]
     assert got == [("C0014544", "Seizure", True), ("C0014544", "Epilepsy", False), ("C0014544", "Seizures", False),
                    ("C0036572", "Seizure", True), ("C0036572", "Epilepsy", False), ("C0036572", "Seizures", False)]
+
+
+BRANCHED_OBO = Path(__file__).parent / "fixtures" / "hpo" / "branches.obo"  # phenotypes, modifier, inheritance
+
+
+def test_parse_obo_keeps_the_branches_asked_for():
+    text = BRANCHED_OBO.read_text(encoding="utf-8")
+    everything = [e.name for e in parse_obo(text)]
+    assert everything == ["Phenotypic abnormality", "Seizure", "Seizures", "Epileptic seizure",
+                          "Autosomal dominant inheritance", "Clinical modifier", "Position", "Location"]
+    # the phenotypic abnormalities only: the root itself names no phenotype; inheritance and modifiers left out
+    assert [e.name for e in parse_obo(text, ("HP:0000118",))] == ["Seizure", "Seizures", "Epileptic seizure"]
+    assert [e.name for e in parse_obo(text, ("HP:0012823",))] == ["Position", "Location"]
+
+
+def test_hpo_filter_is_data_with_a_reason_per_class(tmp_path):
+    keep = hpo_filter()
+    assert keep.branches == ("HP:0000118",)
+    assert not keep.labels("Abnormality of the kidney") and not keep.labels("Increased serum ferritin")
+    assert keep.labels("Seizure") and keep.labels("Abnormally low-pitched voice")
+    bad = tmp_path / "filter.tsv"
+    bad.write_text("# a comment\nrule\tvalue\treason\nbranch\tHP:0000118\tphenotypes\nkeep\tHP:1\tx\n",
+                   encoding="utf-8")
+    with pytest.raises(InputError, match=r"filter.tsv:4: expected rule \(branch"):
+        hpo_filter(bad)
+    bad.write_text("rule\tvalue\treason\nbranch\tHP:0000118\t\n", encoding="utf-8")
+    with pytest.raises(InputError, match="filter.tsv:2"):  # a class needs its reason
+        hpo_filter(bad)
+
+
+def test_default_lexicon_has_no_name_of_hpo_s_other_branches():
+    text = hpo_obo_path().read_text(encoding="utf-8")
+    phenotype_names = {e.name.lower() for e in parse_obo(text, ("HP:0000118",))}
+    others = {e.name.lower() for e in parse_obo(text)} - phenotype_names
+    assert {"position", "distal", "acute", "chronic", "mild", "severe", "onset",
+            "autosomal dominant inheritance"} <= others
+    assert not others & {e.name.lower() for e in default_lexicon().entries}
+    assert others <= {e.name.lower() for e in hpo_lexicon(all_branches=True).entries}
+
+
+def test_lexicon_build_hpo_keeps_other_branches_only_when_asked(tmp_path, capsys):
+    out = tmp_path / "hpo.tsv"
+    assert main(["lexicon", "build", "--hpo", "--out", str(out)]) == 0
+    names = {e.name for e in load_lexicon(out).entries}
+    assert "Seizure" in names and "Position" not in names and "Autosomal dominant inheritance" not in names
+    assert main(["lexicon", "build", "--hpo", "--all-branches", "--out", str(out)]) == 0
+    names = {e.name for e in load_lexicon(out).entries}
+    assert {"Seizure", "Position", "Autosomal dominant inheritance"} <= names
+    assert main(["lexicon", "build", "--umls", str(META), "--all-branches", "--out", str(out)]) == 2
+    assert "--all-branches is for --hpo" in capsys.readouterr().err
 
 
 def test_default_lexicon_is_hpo():

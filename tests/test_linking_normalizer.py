@@ -463,3 +463,35 @@ def test_queries_that_cannot_reach_the_threshold_are_not_scored_and_nothing_chan
         scored[t] = len(calls)
         assert fast == [(d.cui, d.method) for d in norm.decide(doc, ms, trace=True)], t  # trace scores every query
     assert scored[0.97] < scored[0.0] and any(m == "threshold" for _, m in fast)
+
+
+def test_an_ambiguous_short_form_means_the_sense_the_note_writes_out(monkeypatch):
+    monkeypatch.setattr(normalizer_mod, "_clinical_abbreviations",
+                        lambda: {"CP": ["chest pain", "cerebral palsy"], "RA": ["rheumatoid arthritis"]})
+    lex = Lexicon.from_entries([LexiconEntry("C0008031", "Chest pain", "HPO", (), True),
+                                LexiconEntry("C0007789", "Cerebral palsy", "HPO", (), True),
+                                LexiconEntry("C0007789", "CP", "HPO", (), False),
+                                LexiconEntry("C0003873", "Rheumatoid arthritis", "HPO", (), True),
+                                LexiconEntry("C0003873", "RA", "HPO", (), False)], "hpo-like")
+    norm = Normalizer(lex, None, NormalizerConfig(use_threshold=False))
+
+    def cui(text: str, phrase: str) -> str:
+        doc = Document("n", text)
+        return norm.normalize(doc, [mention_of(doc, phrase)])[0].cui
+
+    # the lexicon's own short form would say cerebral palsy; the note names one of the list's senses
+    assert cui("Cerebral palsy since birth; CP stable.", "CP") == "C0007789"
+    assert cui("Chest pain on exertion; CP today.", "CP") == "C0008031"
+    assert cui("c/o SOB and CP.", "CP") == "C0008031"  # nothing written out: the list's first sense
+    assert cui("Known RA.", "RA") == "C0003873"  # one sense: the lexicon's short form as before
+
+
+def test_mentions_carry_their_concept_s_preferred_name(lexicon):
+    doc = Document("n", "hypertension and a headache and xyzzy")
+    found = Normalizer(lexicon, None, NormalizerConfig(use_threshold=False, use_tfidf=False)).normalize(
+        doc, [mention_of(doc, "hypertension"), mention_of(doc, "headache"), mention_of(doc, "xyzzy")])
+    assert [(m.cui, m.name) for m in found] == [("C0020538", "Hypertensive disorder"), ("C0018681", "Headache"),
+                                                (CUI_LESS, None)]
+    gazetteer = Lexicon.from_entries([LexiconEntry("C0000001", "xyzzy", count=2),
+                                      LexiconEntry("C0000001", "xyzzies", count=1)], "gazetteer")
+    assert Normalizer(lexicon, gazetteer).name_of("C0000001") == "xyzzy"  # the lexicon lacks it: training's

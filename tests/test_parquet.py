@@ -89,6 +89,13 @@ def test_attributes_survive_the_table(tmp_path: Path) -> None:
     assert back["n1"][1].attributes is None
 
 
+def test_names_survive_the_table(tmp_path: Path) -> None:
+    mentions = [Mention("n1", ((0, 10),), "C0008031", name="Chest pain"), Mention("n1", ((15, 20),))]
+    write_parquet(tmp_path / "t.parquet", mention_rows("n1", mentions, "chest pain and fever"))
+    back = read_parquet(tmp_path / "t.parquet")
+    assert back == {"n1": mentions} and [m.name for m in back["n1"]] == ["Chest pain", None]
+
+
 def test_parquet_needs_a_csv_export_and_out(model_dir: Path, tmp_path: Path, capsys) -> None:
     note = tmp_path / "n.txt"
     note.write_text("fever")

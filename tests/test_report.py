@@ -97,6 +97,14 @@ def test_attributes_travel_and_their_accuracy_is_shown():
     assert "id='attributes'" in render_html(d)
 
 
+def test_the_concept_s_name_travels_beside_its_cui():
+    pred = Mention("n", ((0, 5),), "C0015967", name="Fever")
+    d = report_data({"n": [Mention("n", ((0, 5),), "C0015967")]}, {"sys": {"n": [pred]}}, {"n": "fever"})
+    assert d["notes"][0]["gold"][0] == [[0, 5], "C0015967"]  # no name: as before
+    assert d["notes"][0]["pred"][0][0] == [[0, 5], "C0015967", None, "Fever"]
+    assert "function mCui(m)" in render_html(d)
+
+
 def test_gold_without_attributes_has_no_attribute_scores(page):
     d = embedded(page)
     assert d["systems"][0]["attributes"] is None and d["systems"][1]["attributes"] is None

@@ -58,12 +58,14 @@ def test_the_glued_note_has_boundaries_inside_spacy_tokens(tagged) -> None:
 def test_fragments_equal_share_ner_tag(nlp, tagged) -> None:
     notes, mentions = tagged
     assert any(m.is_discontiguous for ms in mentions.values() for m in ms)
+    assert any(m.name for ms in mentions.values() for m in ms)  # the concepts' names travel in the JSONL
     for doc_id, note in notes.items():
         doc = nlp(note.text)
         assert doc.text == note.text
         expected = sorted(mentions[doc_id])
         assert _fragments(doc) == [m.spans for m in expected], doc_id
         assert [s._.cui for s in doc.spans["share_ner"]] == [m.cui for m in expected]
+        assert [s._.name for s in doc.spans["share_ner"]] == [m.name for m in expected]  # share-ner tag's JSONL
         assert [s.kb_id_ for s in doc.spans["share_ner"]] == [m.cui for m in expected]
         for span, m in zip(doc.spans["share_ner"], expected):
             assert span.label_ == "Disease_Disorder"

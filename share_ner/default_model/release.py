@@ -49,7 +49,7 @@ from share_ner.default_model.build import (
     train_default,
 )
 from share_ner.default_model.synthetic import SynthConfig, recase_docs, training_data
-from share_ner.distant import DistantConfig, confident_mentions, labelling_matcher, lexicon_labels, relabel, repeated
+from share_ner.distant import DistantConfig, confident_mentions, label_notes, relabel, repeated
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.inputs.files import read_notes
@@ -100,9 +100,8 @@ def distant_notes(notes: Mapping[str, Document], seed_model: Path | None, synth:
     """The notes as training data: lexicon labels, the confident mentions of ``seed_model`` in their place where
     they overlap (none when ``seed_model`` is None), labelled sentences only, recased as ``synth`` says. The labels
     take the derived adjectives when the default's lexicons do (``synth.derived_names``)."""
-    config = replace(config, derived_names=synth.derived_names)
-    labels = lexicon_labels(notes, labelling_matcher(default_lexicon(), config), config.min_chars, config.modifiers,
-                            config.coordinations)
+    config = replace(config, derived_names=synth.derived_names, disease_names=synth.disease_names)
+    labels = label_notes(notes, default_lexicon(), config)
     if seed_model is not None:
         seed = Pipeline.load(seed_model)
         for doc_id, doc in notes.items():

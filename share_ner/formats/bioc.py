@@ -15,7 +15,8 @@ A discontiguous mention is one annotation with several locations, in text
 order; its ``text`` is the fragments' words joined by one space. The CUI is
 the ``identifier`` infon (``CUI-less`` when there is none; a ``UMLS:`` prefix
 is dropped, and an identifier of another database, such as PubTator's
-``MESH:D003920``, reads as ``CUI-less``). The type is the ``type`` infon.
+``MESH:D003920``, reads as ``CUI-less``), its preferred name, when known, the
+``name`` infon. The type is the ``type`` infon.
 Attributes, when a mention carries them, are infons named after them
 (``negation``, ``subject`` ...; BioC infons are strings, so the cue spans are
 one ``cues`` infon holding JSON).
@@ -47,6 +48,7 @@ from share_ner.io import atomic_write_text, read_text_file
 SUFFIX = ".bioc.json"
 SOURCE = "share-ner"
 CUI_INFON = "identifier"
+NAME_INFON = "name"  # the concept's preferred name, beside its identifier
 TYPE_INFON = "type"
 CUES_INFON = "cues"
 
@@ -203,7 +205,9 @@ class _Reader:
         except ValueError as exc:
             raise self.fail(where, str(exc)) from None
         type_ = infons.get(TYPE_INFON) or DISORDER
-        return Mention(doc_id, tuple(spans), _cui(infons.get(CUI_INFON, "")), type_, attributes), words
+        cui = _cui(infons.get(CUI_INFON, ""))
+        name = infons.get(NAME_INFON) if cui != CUI_LESS else None
+        return Mention(doc_id, tuple(spans), cui, type_, attributes, name or None), words
 
 
 def _kind(value: Any) -> str:
@@ -261,6 +265,8 @@ def read_bioc(path: str | Path) -> list[BiocDocument]:
 
 def _annotation(n: int, m: Mention, doc_text: str | None) -> dict[str, Any]:
     infons = {TYPE_INFON: m.type, CUI_INFON: m.cui}
+    if m.name:
+        infons[NAME_INFON] = m.name
     if m.attributes is not None:
         infons.update(m.attributes.values())
         if m.attributes.cues:

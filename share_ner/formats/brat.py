@@ -1,9 +1,11 @@
 """BRAT standoff (``.ann``): the format annotation teams edit in the brat tool.
 
-One text-bound annotation a line, with the CUI in an AnnotatorNotes line::
+One text-bound annotation a line, with the CUI in an AnnotatorNotes line and, when the concept's preferred
+name is known, a brat normalization line that carries it (brat shows it beside the annotation)::
 
     T1<TAB>Disease_Disorder 10 15;20 25<TAB>left atrium dilated
     #1<TAB>AnnotatorNotes T1<TAB>C0011849
+    N1<TAB>Reference T1 UMLS:C0011849<TAB>Diabetes mellitus
 
 Offsets are 0-based, end-exclusive characters of the note as stored (``\\r``
 counted); fragments of a discontiguous mention are joined by ``;`` and their
@@ -53,6 +55,7 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
     cuis: dict[str, str] = {}
     noted: set[str] = set()
     refs: list[tuple[int, str]] = []
+    names: dict[str, str] = {}
     attrs: dict[str, dict[str, str]] = {}
     attr_lines: dict[str, int] = {}
     for lineno, line in _lines(text):
@@ -77,6 +80,8 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
             if parsed is not None:
                 refs.append((lineno, parsed[0]))
                 cuis.setdefault(parsed[0], parsed[1])
+                if parsed[2] and cuis[parsed[0]] == parsed[1]:
+                    names.setdefault(parsed[0], parsed[2])
         elif ident.startswith("A") and _attribute_name(line) in ATTRIBUTE_NAMES:
             tid, name, value = _parse_attribute(line, path, lineno)
             if name in attrs.setdefault(tid, {}):
@@ -98,7 +103,7 @@ def iter_ann(text: str, doc_id: str, path: str | Path | None = None) -> Iterator
                 attributes = Attributes.from_dict(attrs.get(tid, {}))
             except ValueError as exc:
                 raise InputError(path, str(exc), attr_lines[tid]) from None
-        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_, attributes), words
+        yield lineno, Mention(doc_id, spans, cuis.get(tid, CUI_LESS), type_, attributes, names.get(tid)), words
 
 
 def _attribute_name(line: str) -> str:
@@ -154,7 +159,8 @@ def _parse_note(line: str, path: str | Path | None, lineno: int) -> tuple[str, s
     return head[1], cui
 
 
-def _parse_normalization(line: str, path: str | Path | None, lineno: int) -> tuple[str, str] | None:
+def _parse_normalization(line: str, path: str | Path | None, lineno: int) -> tuple[str, str, str] | None:
+    """(annotation id, CUI, the entry's name or "") of a UMLS normalization line; None for another database."""
     fields = line.split("\t")
     head = fields[1].split(" ") if len(fields) >= 2 else []
     if len(head) != 3 or head[0] != "Reference":
@@ -163,7 +169,8 @@ def _parse_normalization(line: str, path: str | Path | None, lineno: int) -> tup
     if not ident:
         raise InputError(path, f"reference {head[2]!r}; expected <db>:<id> such as UMLS:C0011849", lineno)
     # only UMLS references are CUIs; other databases are kept out of the CUI field
-    return (head[1], ident) if db.upper() == "UMLS" else None
+    name = fields[2].strip() if len(fields) >= 3 else ""
+    return (head[1], ident, name) if db.upper() == "UMLS" else None
 
 
 def parse_ann(text: str, doc_id: str, path: str | Path | None = None) -> list[Mention]:
@@ -177,12 +184,17 @@ def read_brat(path: str | Path, doc_id: str | None = None) -> list[Mention]:
 
 
 def _fragment_text(doc_text: str, s: int, e: int) -> str:
-    # a tab or newline inside a span would break the line format
-    return re.sub(r"[\t\r\n]", " ", doc_text[s:e])
+    return _clean(doc_text[s:e])
+
+
+def _clean(text: str) -> str:
+    # a tab or newline inside a span or a name would break the line format
+    return re.sub(r"[\t\r\n]", " ", text)
 
 
 def format_brat(mentions: Iterable[Mention], doc_text: str | None = None) -> str:
-    """``.ann`` content: ``T<n>`` then ``#<n>`` (its CUI) for each mention; the text column is empty without ``doc_text``."""
+    """``.ann`` content: ``T<n>`` then ``#<n>`` (its CUI) for each mention, and ``N<n>`` (its CUI and name) for a
+    mention whose name is known; the text column is empty without ``doc_text``."""
     out = []
     mentions = list(mentions)
     for n, m in enumerate(mentions, start=1):
@@ -190,6 +202,8 @@ def format_brat(mentions: Iterable[Mention], doc_text: str | None = None) -> str
         words = "" if doc_text is None else " ".join(_fragment_text(doc_text, s, e) for s, e in m.spans)
         out.append(f"T{n}\t{m.type} {offsets}\t{words}\n")
         out.append(f"#{n}\tAnnotatorNotes T{n}\t{m.cui}\n")
+        if m.name and m.cui != CUI_LESS:
+            out.append(f"N{n}\tReference T{n} UMLS:{m.cui}\t{_clean(m.name)}\n")
     k = 0
     for n, m in enumerate(mentions, start=1):
         if m.attributes is not None:

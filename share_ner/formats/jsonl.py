@@ -7,7 +7,9 @@ Each line is one object::
 
 ``text`` (the note) is optional; each mention's ``text`` is its spans' words
 joined by one space, written when the note text is known and ignored when read.
-A mention's ``cui`` defaults to ``CUI-less`` and ``type`` to ``Disease_Disorder``.
+A mention's ``cui`` defaults to ``CUI-less`` and ``type`` to ``Disease_Disorder``;
+``name`` beside the CUI is its concept's preferred name in the model's lexicon,
+written when known (``"name": "Hypertension"``).
 A mention whose ShARe/CLEF 2014 attributes are known carries ``"attributes"`` (``negation``, ``uncertainty``,
 ``subject``, ``conditional``, ``generic``, ``course``, ``severity``, ``doctime``, ``body_location``) and, for each
 value that is not the default, its cue spans under ``"cues"``::
@@ -128,7 +130,10 @@ def _parse_mention(
     type_ = item.get("type", DISORDER)
     if not isinstance(type_, str) or not type_:
         raise InputError(path, f"{where}: \"type\" is not a non-empty string", lineno)
-    return Mention(doc_id, tuple(pairs), cui, type_, _parse_attributes(item, where, path, lineno))
+    name = item.get("name")
+    if name is not None and not isinstance(name, str):
+        raise InputError(path, f"{where}: \"name\" is not a string", lineno)
+    return Mention(doc_id, tuple(pairs), cui, type_, _parse_attributes(item, where, path, lineno), name or None)
 
 
 def _parse_attributes(item: dict, where: str, path: str | Path | None, lineno: int | None) -> Attributes | None:
@@ -167,6 +172,8 @@ def format_record(doc_id: str, mentions: Iterable[Mention], doc_text: str | None
         if doc_text is not None:
             item["text"] = m.text(doc_text)
         item["cui"] = m.cui
+        if m.name:
+            item["name"] = m.name
         if m.type != DISORDER:
             item["type"] = m.type
         if m.attributes is not None:

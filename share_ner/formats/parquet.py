@@ -8,6 +8,7 @@ Columns::
     spans     list<struct<start: int32, end: int32>>  0-based, end-exclusive character offsets, text order
     text      string                              the spans' words joined by one space
     cui       string                              a UMLS CUI or "CUI-less"
+    name      string                              the concept's preferred name; null when unknown (read when present)
     negation, uncertainty, subject, conditional, generic, course, severity, doctime, body_location
               string                              ShARe/CLEF 2014 attributes; null when they were not computed
 
@@ -24,7 +25,8 @@ from share_ner.document import ATTRIBUTE_NAMES, Attributes, Mention
 from share_ner.errors import InputError, ShareNerError
 
 SUFFIX = ".parquet"
-BASE_COLUMNS = ("note_id", "mention", "spans", "text", "cui")
+BASE_COLUMNS = ("note_id", "mention", "spans", "text", "cui", "name")
+_OPTIONAL = ("name",)  # tables written before the column existed are read without it
 COLUMNS = (*BASE_COLUMNS, *ATTRIBUTE_NAMES)
 
 
@@ -42,7 +44,7 @@ def arrow_schema(attributes: bool = True) -> Any:
     pa = require_pyarrow()
     span = pa.struct([pa.field("start", pa.int32()), pa.field("end", pa.int32())])
     fields = [pa.field("note_id", pa.string()), pa.field("mention", pa.int32()), pa.field("spans", pa.list_(span)),
-              pa.field("text", pa.string()), pa.field("cui", pa.string())]
+              pa.field("text", pa.string()), pa.field("cui", pa.string()), pa.field("name", pa.string())]
     if attributes:
         fields += [pa.field(name, pa.string()) for name in ATTRIBUTE_NAMES]
     return pa.schema(fields)
@@ -54,7 +56,7 @@ def mention_rows(doc_id: str, mentions: Sequence[Mention], text: str, attributes
     for k, m in enumerate(mentions):
         row: dict[str, Any] = {"note_id": doc_id, "mention": k,
                                "spans": [{"start": s, "end": e} for s, e in m.spans],
-                               "text": m.text(text), "cui": m.cui}
+                               "text": m.text(text), "cui": m.cui, "name": m.name}
         if attributes:
             values = m.attributes.to_dict() if m.attributes is not None else {}
             row.update({name: values.get(name) for name in ATTRIBUTE_NAMES})
@@ -90,7 +92,7 @@ def read_parquet(path: str | Path) -> dict[str, list[Mention]]:
                            exclude_invalid_files=True).to_table()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for unreadable files
         raise InputError(path, f"not a readable Parquet table ({type(exc).__name__})") from None
-    missing = [c for c in BASE_COLUMNS if c not in table.column_names]
+    missing = [c for c in BASE_COLUMNS if c not in table.column_names and c not in _OPTIONAL]
     if missing:
         raise InputError(path, f"no {missing[0]} column in this Parquet table; columns: {', '.join(table.column_names)}")
     names = [n for n in ATTRIBUTE_NAMES if n in table.column_names]
@@ -101,5 +103,6 @@ def read_parquet(path: str | Path) -> dict[str, list[Mention]]:
             attrs = Attributes.from_dict({n: row[n] for n in names if row[n] is not None})
         spans = tuple((int(s["start"]), int(s["end"])) for s in row["spans"])
         found.setdefault(row["note_id"], []).append((row["mention"], Mention(row["note_id"], spans, row["cui"],
-                                                                              attributes=attrs)))
+                                                                              attributes=attrs,
+                                                                              name=row.get("name"))))
     return {doc_id: [m for _, m in sorted(ms, key=lambda x: x[0])] for doc_id, ms in found.items()}

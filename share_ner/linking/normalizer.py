@@ -15,7 +15,10 @@ them in this order):
    (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
    queries of step 7 (a short form defined in the note, or listed in the site's
-   own list, is expanded before step 1: the note says what it means);
+   own list, is expanded before step 1: the note says what it means; so is one
+   with several senses in the lists, by the sense the note writes out, else the
+   list's first: "CP" is *chest pain* in a note that names chest pain, not the
+   *cerebral palsy* of HPO's synonym);
 4. ``partial`` — a coordination whose parts all match by steps 1-2 ("breast
    and ovarian cancer" → the labels of both, joined by ``+``);
 5. ``rewrite`` — the normalized key with one word swapped matches; the swaps
@@ -65,6 +68,7 @@ from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.abbreviations import find_definitions
+from share_ner.features.matcher import contains_keys, term_keys
 from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
@@ -201,6 +205,7 @@ class Normalizer:
         self._abbreviations: dict[str, list[str]] | None = None  # the site's list, then the packaged one
         self.site_abbreviations: dict[str, list[str]] = {}
         self.use_site_abbreviations(abbreviations or {})
+        self._names: dict[str, str] | None = None  # CUI -> preferred name (name_of), built on first use
 
     def use_site_abbreviations(self, abbreviations: Mapping[str, Sequence[str]]) -> None:
         """Expand abbreviations by a site's own list (``{abbreviation: [expansion, ...]}``, read by
@@ -211,7 +216,7 @@ class Normalizer:
 
     def __getstate__(self) -> dict[str, Any]:
         # The per-string step memo is per process (it follows the lexicon index's search memo).
-        return {**self.__dict__, "_steps": {}, "_steps_anchor": None}
+        return {**self.__dict__, "_steps": {}, "_steps_anchor": None, "_names": None}
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -232,8 +237,31 @@ class Normalizer:
 
     # ------------------------------------------------------------ normalizing
     def normalize(self, doc: Document, mentions: Sequence[Mention]) -> list[Mention]:
-        """The mentions with their CUI (re)assigned, in the same order."""
-        return [m.with_cui(d.cui) for m, d in zip(mentions, self.decide(doc, mentions))]
+        """The mentions with their CUI (re)assigned and its preferred name (:meth:`name_of`), in the same order."""
+        return [m.with_cui(d.cui, self.name_of(d.cui)) for m, d in zip(mentions, self.decide(doc, mentions))]
+
+    def name_of(self, cui: str) -> str | None:
+        """The concept's preferred name: the lexicon's preferred name for ``cui`` (HPO's term name, UMLS's
+        preferred term), else its first name there, else the gazetteer's most frequent training string; None
+        for ``CUI-less`` or a label neither holds."""
+        if cui == CUI_LESS:
+            return None
+        if self._names is None:
+            names: dict[str, str] = {}
+            if self.lexicon is not None:
+                for e in self.lexicon.entries:
+                    if e.preferred:
+                        names.setdefault(e.cui, e.name)
+                for e in self.lexicon.entries:
+                    names.setdefault(e.cui, e.name)
+            if self.gazetteer is not None:
+                counts: dict[str, tuple[int, str]] = {}
+                for e in self.gazetteer.entries:
+                    if e.cui not in names and e.count > counts.get(e.cui, (0, ""))[0]:
+                        counts[e.cui] = (e.count, e.name)
+                names.update((c, name) for c, (_, name) in counts.items())
+            self._names = names
+        return self._names.get(cui)
 
     def explain(self, doc: Document, mention: Mention) -> dict[str, Any]:
         """The decision for one mention: label, step, score, threshold, steps tried and candidates."""
@@ -251,7 +279,7 @@ class Normalizer:
 
     def normalize_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]]) -> list[list[Mention]]:
         """:meth:`normalize` for several notes, with one tf-idf product for all of them (many short notes)."""
-        return [[m.with_cui(d.cui) for m, d in zip(ms, ds)]
+        return [[m.with_cui(d.cui, self.name_of(d.cui)) for m, d in zip(ms, ds)]
                 for (_, ms), ds in zip(batch, self.decide_many(batch))]
 
     def decide_many(self, batch: Sequence[tuple[Document, Sequence[Mention]]],
@@ -267,6 +295,7 @@ class Normalizer:
 
         for n, (doc, mentions) in enumerate(batch):
             definitions: dict[str, str] | None = None
+            note_keys: list[str] | None = None
             paired = _paired_definitions(doc, mentions) if cfg.use_abbreviations else {}
             parens = _parenthesis_runs(doc.text) if cfg.use_abbreviations else (frozenset(), frozenset())
             for i, m in enumerate(mentions):
@@ -293,6 +322,19 @@ class Normalizer:
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
+                if d is None and cfg.use_abbreviations:
+                    # An ambiguous short form (CP: chest pain, cerebral palsy ...) means the sense the note writes
+                    # out, else its most frequent one (the list's first), whatever one lexicon name says.
+                    senses = self._ambiguous_senses(text)
+                    if senses:
+                        if note_keys is None:
+                            note_keys = term_keys(doc.text)
+                        written = [e for e in senses if contains_keys(note_keys, term_keys(e))]
+                        for exp in dict.fromkeys([*written, *senses]):
+                            d = step(self._exact_steps, exp, tried)
+                            if d is not None:
+                                d.method, d.matched = "abbreviation", exp
+                                break
                 if d is None:
                     d = step(self._exact_steps, text, tried)
                 expansions: list[str] = []
@@ -519,6 +561,14 @@ class Normalizer:
         found = [e for key in dict.fromkeys((stripped, stripped.lower(), stripped.upper()))
                  for e in self.site_abbreviations.get(key, ())]
         return list(dict.fromkeys(e for e in found if e != text))
+
+    def _ambiguous_senses(self, text: str) -> list[str]:
+        """The expansions of a short form with several in the abbreviation lists (the site's, then the packaged
+        one), as written; none for any other text."""
+        if self._abbreviations is None:
+            self._abbreviations = merged_abbreviations(self.site_abbreviations, _clinical_abbreviations())
+        senses = self._abbreviations.get(text.strip(), ())
+        return list(senses) if len(senses) > 1 else []
 
     def _expansions(self, text: str, definitions: Mapping[str, str]) -> list[str]:
         if self._abbreviations is None:

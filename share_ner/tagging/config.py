@@ -55,6 +55,9 @@ class TaggerConfig:
             mention when its distributed reading is a known term (biohd scheme only).
         balance_brackets: after tagging, repair mentions whose round brackets do not
             pair up (close with the next token or cut before the unpaired bracket).
+        evidence: after tagging, check each note's mentions against the note and the lexicon
+            (``share_ner.tagging.evidence``): whole disease names, lone generic heads, acronyms
+            written in lower case, ambiguous short forms, short forms the note defines.
         features: ``share_ner.features.FeatureConfig`` (feature groups on/off).
     """
 
@@ -71,6 +74,7 @@ class TaggerConfig:
     coordination: bool = True
     expand_coordinations: bool = True
     balance_brackets: bool = True
+    evidence: bool = False
     features: FeatureConfig = field(default_factory=FeatureConfig)
 
     def __post_init__(self) -> None:
@@ -89,7 +93,7 @@ class TaggerConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
         for name in ("all_possible_transitions", "train_gazetteer", "gazetteer_reliability", "coordination",
-                     "expand_coordinations", "balance_brackets"):
+                     "expand_coordinations", "balance_brackets", "evidence"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

@@ -24,8 +24,10 @@ from share_ner.features.coordination import coordination_features, note_coordina
 from share_ner.features.extract import NoteAbbreviations
 from share_ner.features.items import add_features, document_abbreviations, document_items, sentence_items
 from share_ner.features.scores import ScoreTable, document_scores
+from share_ner.lexicons.abbreviations import other_senses
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.evidence import Evidence
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import decode
@@ -104,6 +106,8 @@ class CrfTagger:
         self.weights = resources.weights
         # the rows of summed weights of the attribute bundles met, kept for the run
         self.scores = ScoreTable(self.weights.attributes, self.weights.state)
+        # the checks of a note's mentions against the note and the lexicon (config.evidence)
+        self.evidence = Evidence(resources, other_senses()) if config.evidence else None
 
     @classmethod
     def load(cls, info: ModelInfo) -> "CrfTagger":
@@ -167,7 +171,8 @@ class CrfTagger:
         a sentence whose path wins a choice by a rounding margin is tagged by CRFsuite itself. With the biohd
         scheme and ``expand_coordinations``, :func:`expand_coordinations` adds the distributed mentions of
         coordinations the CRF found only in part; with ``balance_brackets``, :func:`balance_brackets` repairs
-        mentions with unpaired round brackets.
+        mentions with unpaired round brackets; with ``evidence``, each note's mentions are checked against the
+        note and the lexicon (:class:`Evidence`).
         """
         config = self.config
         out: list[list[Mention] | Exception] = [[] for _ in docs]
@@ -194,6 +199,8 @@ class CrfTagger:
         for i, doc, sentences, scores, extras in notes:
             try:
                 out[i] = self._decode(doc, sentences, extras, labels, unsure, inside, k, start, resources)
+                if self.evidence is not None:
+                    out[i] = self.evidence.check(doc, sentences, out[i])
             except Exception as exc:  # noqa: BLE001 - reported for this note only
                 out[i] = exc
             k += len(sentences)

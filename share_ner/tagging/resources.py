@@ -34,6 +34,10 @@ class TaggerResources:
     first_keys: frozenset[str] = frozenset()
     last_keys: frozenset[str] = frozenset()
     weights: CrfWeights | None = None
+    # The word keys that only short forms written in capitals have among the lexicon's one-word names and the
+    # abbreviation list ("doe" of DOE, "mac" of MAC): a word in lower case with such a key is not that short form
+    # (share_ner.tagging.evidence). Training mentions do not count: distant labels hold such words.
+    acronym_keys: frozenset[str] = frozenset()
 
     @property
     def term_matcher(self) -> TermMatcher | None:
@@ -67,7 +71,27 @@ def make_resources(terms: Iterable[tuple[str, str]] | None, clusters: Mapping[st
         if keys:
             first.add(keys[0])
             last.add(keys[-1])
-    return TaggerResources(features, head_words(terms or ()), frozenset(first), frozenset(last))
+    names = [term for term, semtype in terms or () if semtype not in (TRAIN_SEMTYPE, WEAK_TRAIN_SEMTYPE)]
+    return TaggerResources(features, head_words(terms or ()), frozenset(first), frozenset(last),
+                           acronym_keys=acronym_only_keys([*names, *(features.abbreviations or ())]))
+
+
+def acronym_only_keys(names: Iterable[str]) -> frozenset[str]:
+    """The word keys of the one-word ``names`` written as short forms in capitals (:func:`is_acronym`) that no
+    one-word name written otherwise has: "doe" of DOE, "mac" of MAC, not "aids" (AIDS and "aids")."""
+    acronyms: set[str] = set()
+    words: set[str] = set()
+    for name in names:
+        keys = term_keys(name)
+        if len(keys) == 1:
+            (acronyms if is_acronym(name) else words).add(keys[0])
+    return frozenset(acronyms - words)
+
+
+def is_acronym(text: str) -> bool:
+    """A short form written in capitals: two or more letters, none in lower case ("DOE", "T-PLL", "CP")."""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 2 and not any(c.islower() for c in letters) and " " not in text.strip()
 
 
 WEAK_TRAIN_SEMTYPE = "train-weak"

@@ -30,8 +30,9 @@
     return spansOf(m).map(s => note.t.slice(s[0], s[1])).join(" … ").replace(/\s+/g, " ");
   }
   function mWhere(m) { return spansOf(m).map(s => s[0] + "-" + s[1]).join(";"); }
+  function mCui(m) { return m.length > 3 ? m[1] + " " + m[3] : m[1]; }
   function mAttrs(m) {
-    if (m.length < 3) return "";
+    if (m.length < 3 || m[2] === null) return "";
     const a = Object.entries(m[2]).map(([k, v]) => k + "=" + v);
     return a.length ? a.join(", ") : "default attributes";
   }
@@ -146,7 +147,7 @@
     if (!m) return el("td", { text: "—" });
     const attrs = mAttrs(m);
     return el("td", {}, el("span", { text: mText(note, m) }), " ", el("span", { class: "small", text: "[" + mWhere(m) + "]" }), " ",
-      el("span", { class: "cui", text: m[1] }), attrs ? el("div", { class: "small", text: attrs }) : null);
+      el("span", { class: "cui", text: mCui(m) }), attrs ? el("div", { class: "small", text: attrs }) : null);
   }
   function pager(total, page, onpage) {
     const pages = Math.max(1, Math.ceil(total / PAGE));
@@ -336,7 +337,7 @@
     const describe = key => {
       const isG = key[0] === "g", i = +key.slice(1), m = isG ? n.gold[i] : pred[i], s = (isG ? st.g : st.p)[i];
       const attrs = mAttrs(m);
-      return (isG ? "gold: " : "predicted: ") + mText(n, m) + "  [" + mWhere(m) + "]  " + m[1] +
+      return (isG ? "gold: " : "predicted: ") + mText(n, m) + "  [" + mWhere(m) + "]  " + mCui(m) +
         (attrs ? "  (" + attrs + ")" : "") + "\n   " + (s.kind === "correct" ? "correct" : kindText(s.kind, s.detail));
     };
     let lit = [];
