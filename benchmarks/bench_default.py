@@ -116,7 +116,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 
 def run_tests(args: argparse.Namespace) -> int:
     from share_ner.default_model import build as dm
-    from share_ner.default_model.synthetic import load_default_corpus
+    from share_ner.default_model.markup import load_default_corpus
     from share_ner.pipeline import Pipeline
 
     model, build_s, fresh = build(cache=args.cache)

@@ -158,7 +158,7 @@ ERROR_GROUPS = (
 
 
 def _listed_names() -> frozenset[str]:
-    from share_ner.default_model import synthetic
+    from share_ner.default_model import terms as synthetic
     from share_ner.lexicons import default_lexicon
 
     hpo = synthetic.hpo_terms()

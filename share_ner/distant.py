@@ -48,11 +48,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pycrfsuite
 
-from share_ner.default_model import synthetic
+from share_ner.default_model import terms as synthetic_terms
 from share_ner.document import CUI_LESS, Document, Mention, Sentence
 from share_ner.errors import ShareNerError
 from share_ner.features.matcher import TermMatcher, token_keys
-from share_ner.features.stopwords import TERM_STOP_WORDS
+from share_ner.features.stopwords import MODIFIER_ADJECTIVE, NOT_MODIFIERS, TERM_STOP_WORDS
 from share_ner.lexicons.abbreviations import load_abbreviations
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.lexicons.variants import derived_entries, with_derived_names
@@ -143,18 +143,18 @@ def labelling_terms(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -
 
     hpo: list[Any] = []
     if config.phenotypes_only and getattr(lexicon, "name", "") == "hpo":
-        hpo = synthetic.hpo_terms()
-        terms = [(t.name, t.cui) for t in synthetic.usable_hpo(hpo)]
+        hpo = synthetic_terms.hpo_terms()
+        terms = [(t.name, t.cui) for t in synthetic_terms.usable_hpo(hpo)]
     else:
         terms = [(entry.name, entry.cui) for entry in lexicon.entries]
     if config.project_lists:
-        project = synthetic.project_terms()
-        lists = [*project, *synthetic.finding_terms(), *synthetic.abbreviation_terms(hpo, project)]
+        project = synthetic_terms.project_terms()
+        lists = [*project, *synthetic_terms.finding_terms(), *synthetic_terms.abbreviation_terms(hpo, project)]
         terms += [(t.name, t.cui) for t in lists]
     if config.icd_names:
-        terms += [(t.name, t.cui) for t in synthetic.icd_terms(synthetic.Term(name) for name, _ in terms)]
+        terms += [(t.name, t.cui) for t in synthetic_terms.icd_terms(synthetic_terms.Term(name) for name, _ in terms)]
     if config.disease_names:
-        terms += [(t.name, t.cui) for t in synthetic.disease_terms(synthetic.Term(name) for name, _ in terms)]
+        terms += [(t.name, t.cui) for t in synthetic_terms.disease_terms(synthetic_terms.Term(name) for name, _ in terms)]
     if config.derived_names:
         terms += [(e.name, e.cui) for e in derived_entries(LexiconEntry(cui, name) for name, cui in terms)]
     return terms
@@ -166,7 +166,7 @@ def model_lexicon(lexicon: Lexicon, config: DistantConfig = DistantConfig()) -> 
     CUI too; with ``derived_names``, the adjectives of its one-word names."""
 
     if config.project_lists and config.lists_in_lexicon:
-        lexicon = synthetic.with_list_names(lexicon)
+        lexicon = synthetic_terms.with_list_names(lexicon)
     return with_derived_names(lexicon) if config.derived_names else lexicon
 
 
@@ -187,8 +187,8 @@ def labelling_matcher(lexicon: Lexicon, config: DistantConfig = DistantConfig())
 def _is_modifier(word: str, sites: frozenset[str]) -> bool:
     """A body site or disorder adjective, not a severity, course or certainty word."""
     word = word.lower()
-    return (word not in synthetic.NOT_MODIFIERS and word not in TERM_STOP_WORDS
-            and bool(word in sites or synthetic.ADJECTIVE.match(word)))
+    return (word not in NOT_MODIFIERS and word not in TERM_STOP_WORDS
+            and bool(word in sites or MODIFIER_ADJECTIVE.match(word)))
 
 
 def _modifier_start(words: Sequence[str], start: int, sites: frozenset[str]) -> int:
@@ -239,7 +239,7 @@ def lexicon_labels(docs: Mapping[str, Document], matcher: TermMatcher, min_chars
     "renal or hepatic failure", CUI-less). A one-word match written in lower case whose key only short forms in
     capitals have (``acronym_keys``: "does" folded onto DOE) is the English word: no label."""
 
-    sites = frozenset(synthetic.body_sites()) if modifiers else frozenset()
+    sites = frozenset(synthetic_terms.body_sites()) if modifiers else frozenset()
     out: dict[str, list[Mention]] = {}
     for doc_id, doc in docs.items():
         found: list[Mention] = []

@@ -13,7 +13,7 @@ import pycrfsuite
 import pytest
 
 from share_ner.default_model.build import default_model_dir
-from share_ner.default_model.synthetic import load_default_corpus
+from share_ner.default_model.markup import load_default_corpus
 from share_ner.document import Document
 from share_ner.inputs.files import read_notes
 from share_ner.model import FILES

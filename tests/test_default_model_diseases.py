@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from share_ner.default_model.diseases import disease_names, registry_name
-from share_ner.default_model.synthetic import disease_terms
+from share_ner.default_model.terms import disease_terms
 from share_ner.errors import InputError
 from share_ner.lexicons.variants import possessive_name
 

