@@ -159,26 +159,45 @@ def coordination_candidates(words: Sequence[str], mention: tuple[int, int]) -> l
     """Distributed readings of the conjuncts coordinated with a contiguous mention (tokens s..e): (runs, kinds,
     slot), ``slot`` numbering the conjunct (one reading of each slot at most becomes a mention).
 
-    Head on the right: "X or [s .. e]" gives X + tokens j..e (s < j); head on the left: "[s .. e] or X" gives tokens
-    s..j + X (j < e).
+    Head on the right: "X or [s .. e]" gives X + tokens j..e (s < j), and "X or Y [s .. e]" (Y left untagged) X +
+    tokens j..e (s <= j); head on the left: "[s .. e] or X" gives tokens s..j + X (j < e), and "[s .. e] Y or X"
+    tokens s..j + X (j <= e).
     """
     s, e = mention
-    if e <= s:
-        return []
     lower = [w.lower() for w in words]
+    n = len(lower)
     out: list[tuple[Runs, str, int]] = []
     slot = 0
-    for alts in _conjuncts(lower, s - 1, -1):
-        for conj in alts:
-            for j in range(s + 1, e + 1):
-                out.append(((conj, (j, e)), "CR", slot))
-        slot += 1
-    for alts in _conjuncts(lower, e + 1, 1):
-        for conj in alts:
-            for j in range(e - 1, s - 1, -1):
-                out.append((((s, j), conj), "CL", slot))
-        slot += 1
+    for left in (s, s - 1):
+        if left < s and not (0 < left and lower[left] not in COORDINATORS and any(c.isalnum() for c in lower[left])):
+            continue
+        for alts in _conjuncts(lower, left - 1, -1):
+            for conj in alts:
+                for j in range(left + 1, e + 1):
+                    out.append(((conj, (j, e)), "CR", slot))
+            slot += 1
+    for right in (e, e + 1):
+        if right > e and not (right < n - 1 and lower[right] not in COORDINATORS
+                              and any(c.isalnum() for c in lower[right])):
+            continue
+        for alts in _conjuncts(lower, right + 1, 1):
+            for conj in alts:
+                for j in range(right - 1, s - 1, -1):
+                    out.append((((s, j), conj), "CL", slot))
+            slot += 1
     return out
+
+
+def conjunct_status(tags: Sequence[str], run: tuple[int, int]) -> str:
+    """How a conjunct's tokens are tagged: ``own`` (exactly a B/I mention of their own), ``free`` (outside or D
+    tokens, as the conjuncts of distributed readings are) or ``other``."""
+    a, b = run
+    part = tags[a:b + 1]
+    if part[0] == "B" and all(t == "I" for t in part[1:]) and (b + 1 >= len(tags) or tags[b + 1] != "I"):
+        return "own"
+    if all(t == "O" or t[0] == "D" for t in part):
+        return "free"
+    return "other"
 
 
 # ---------------------------------------------------------------- the model
@@ -236,7 +255,7 @@ class PairingExamples:
                 if idx[-1] - idx[0] + 1 != len(idx):
                     continue  # coordinations are completed around contiguous mentions
                 for runs, kinds, _ in coordination_candidates(words, (idx[0], idx[-1])):
-                    xs.append(candidate_features(words, runs, kinds, lookup))
+                    xs.append(_coordination_features(words, runs, kinds, lookup, tags))
                     ys.append(_tokens(runs) in gold_sets)
 
     def fit(self, threshold: float = THRESHOLD) -> PairingModel:
@@ -252,7 +271,7 @@ class PairingExamples:
                 continue
             vec = DictVectorizer()
             x = vec.fit_transform(xs)
-            model = LogisticRegression(C=1.0, max_iter=1000)
+            model = LogisticRegression(C=1.0, max_iter=1000, class_weight="balanced")
             model.fit(x, ys)
             w = {name: float(c) for name, c in zip(vec.get_feature_names_out(), model.coef_[0]) if abs(c) > 1e-6}
             w["bias"] = w.get("bias", 0.0) + float(model.intercept_[0])
@@ -304,20 +323,28 @@ def pair_fragments(words: Sequence[str], tags: Sequence[str], model: PairingMode
     return out, lone
 
 
-def expand(words: Sequence[str], mentions: Sequence[tuple[int, int]], taken: set[frozenset[int]],
-           model: PairingModel, lookup: Lookup | None) -> list[Runs]:
+def _coordination_features(words: Sequence[str], runs: Runs, kinds: str, lookup: Lookup | None,
+                           tags: Sequence[str]) -> dict[str, float]:
+    f = candidate_features(words, runs, kinds, lookup)
+    f[f"conjunct={conjunct_status(tags, runs[0 if kinds == 'CR' else 1])}"] = 1.0
+    return f
+
+
+def expand(words: Sequence[str], tags: Sequence[str], mentions: Sequence[tuple[int, int]], taken: set[frozenset[int]],
+           model: PairingModel, lookup: Lookup | None) -> list[tuple[Runs, str]]:
     """Distributed mentions of the conjuncts coordinated with the contiguous ``mentions`` (token runs), the best
-    reading of each conjunct when it reaches the threshold (:func:`coordination_candidates`)."""
-    added: list[Runs] = []
+    reading of each conjunct when it reaches the threshold (:func:`coordination_candidates`), with their kinds
+    (``"CR"``: the conjunct is the first run, ``"CL"``: the second)."""
+    added: list[tuple[Runs, str]] = []
     for mention in mentions:
-        best: dict[int, tuple[float, Runs]] = {}
+        best: dict[int, tuple[float, Runs, str]] = {}
         for runs, kinds, slot in coordination_candidates(words, mention):
-            p = model.probability("coordination", candidate_features(words, runs, kinds, lookup))
+            p = model.probability("coordination", _coordination_features(words, runs, kinds, lookup, tags))
             if p >= model.threshold and (slot not in best or p > best[slot][0]):
-                best[slot] = (p, runs)
-        for _, runs in best.values():
+                best[slot] = (p, runs, kinds)
+        for _, runs, kinds in best.values():
             key = _tokens(runs)
             if key not in taken:
                 taken.add(key)
-                added.append(runs)
+                added.append((runs, kinds))
     return added

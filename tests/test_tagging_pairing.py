@@ -1,0 +1,135 @@
+"""Fragment tags that hold overlapping mentions, and the learned pairing that joins the fragments again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import mention_of
+
+from share_ner.document import Document, Mention
+from share_ner.model import FILES
+from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.pairing import (
+    PairingExamples,
+    PairingModel,
+    coordination_candidates,
+    fragment_candidates,
+    pair_fragments,
+)
+from share_ner.tagging.scheme import encode_report, held, mention_tokens, round_trip_ceiling
+from share_ner.text import split_sentences
+
+
+
+def sentence_of(text: str):
+    (sent,) = split_sentences(Document("d1", text))
+    return sent
+
+
+def indices(sent, mention: Mention) -> tuple[int, ...]:
+    got = mention_tokens(sent, mention)
+    assert got is not None
+    return got[0]
+
+
+def test_nested_mentions_are_both_held_by_fragment_tags():
+    text = "lung metastases"
+    sent = sentence_of(text)
+    outer, inner = mention_of(text, "lung metastases"), mention_of(text, "metastases")
+    rules = encode_report(sent, [outer, inner])
+    assert len(rules.dropped) == 1  # one tag sequence read by the rules cannot hold both
+    res = encode_report(sent, [outer, inner], pairing="learned")
+    assert res.dropped == [] and res.tags == ["DB", "HB"]
+    assert held(res.tags, indices(sent, outer)) and held(res.tags, indices(sent, inner))
+
+
+def test_heads_shared_two_ways_become_separate_fragments():
+    # renal ... failure, renal ... insufficiency, hepatic failure, hepatic ... insufficiency: every word is in two
+    text = "renal or hepatic failure or insufficiency"
+    sent = sentence_of(text)
+    gold = [mention_of(text, "renal", "failure"), mention_of(text, "renal", "insufficiency"),
+            mention_of(text, "hepatic failure"), mention_of(text, "hepatic", "insufficiency")]
+    res = encode_report(sent, gold, pairing="learned")
+    assert res.tags == ["HB", "O", "HB", "HB", "O", "HB"]
+    assert all(held(res.tags, indices(sent, g)) for g in gold)
+    # a token set that cuts a fragment is not held
+    assert not held(["HB", "HI"], (0,))
+
+
+def test_ceiling_counts_what_fragment_tags_hold(tmp_path: Path):
+    text = "Becker muscular dystrophy and lung metastases."
+    docs = {"d1": Document("d1", text)}
+    gold = {"d1": [mention_of(text, *p, doc_id="d1") for p in (["Becker muscular dystrophy"], ["muscular dystrophy"],
+                                                                ["lung metastases"], ["metastases"])]}
+    learned = round_trip_ceiling(docs, gold)
+    rules = round_trip_ceiling(docs, gold, pairing="rules")
+    assert learned["pairing"] == "learned" and learned["survived"] == 4 and learned["lost"]["dropped"] == 0
+    # the rules drop one mention of each nested pair
+    assert rules["survived"] == 2 and rules["lost"]["dropped"] == 2
+
+
+def test_fragment_candidates_are_heads_alone_and_pairs():
+    tags = ["DB", "O", "DB", "HB", "HI"]
+    assert fragment_candidates(tags) == [
+        (((0, 0), (2, 2)), "DD"),
+        (((0, 0), (3, 4)), "DH"),
+        (((2, 2), (3, 4)), "DH"),
+        (((3, 4),), "H"),
+    ]
+
+
+def test_coordination_candidates_walk_a_list_to_the_head():
+    words = "cardiac , vascular or metabolic disturbances".split()
+    cands = {(runs, kinds) for runs, kinds, _ in coordination_candidates(words, (4, 5))}
+    assert (((2, 2), (5, 5)), "CR") in cands  # vascular ... disturbances
+    assert (((0, 0), (5, 5)), "CR") in cands  # cardiac ... disturbances
+    # head on the left: "hepatitis B or C" gives hepatitis ... C
+    cands = {runs for runs, _, _ in coordination_candidates("hepatitis B or C".split(), (0, 1))}
+    assert ((0, 0), (3, 3)) in cands
+
+
+def _coordination_sentence(x: str, y: str, head: str):
+    text = f"history of {x} or {y} {head} ."
+    sent = sentence_of(text)
+    gold = [mention_of(text, x, head), mention_of(text, f"{y} {head}")]
+    return sent, gold
+
+
+def test_pairing_learned_from_gold_fragments_joins_new_ones():
+    examples = PairingExamples()
+    pairs = [("renal", "hepatic", "failure"), ("cardiac", "pulmonary", "disease"), ("acute", "chronic", "pain"),
+             ("liver", "lung", "cancer"), ("left", "right", "effusion"), ("skin", "bone", "infection")]
+    for x, y, head in pairs:
+        sent, gold = _coordination_sentence(x, y, head)
+        res = encode_report(sent, gold, pairing="learned")
+        words = [t.text for t in sent.tokens]
+        examples.add(words, res.tags, [indices(sent, g) for g in gold], None)
+        # a sentence of two separate conditions: D fragments that must not be joined across "and"
+        text = f"{x} {head} and {y} {head} ."
+        s2 = sentence_of(text)
+        g2 = [mention_of(text, f"{x} {head}"), mention_of(text, f"{y} {head}")]
+        examples.add([t.text for t in s2.tokens], encode_report(s2, g2, pairing="learned").tags,
+                     [indices(s2, g) for g in g2], None)
+    model = examples.fit()
+    sent, gold = _coordination_sentence("kidney", "heart", "damage")
+    words = [t.text for t in sent.tokens]
+    tags = encode_report(sent, gold, pairing="learned").tags
+    assert tags == ["O", "O", "DB", "O", "DB", "HB", "O"]
+    found, lone = pair_fragments(words, tags, model, None)
+    assert sorted(found) == sorted(indices(sent, g) for g in gold) and lone == []
+
+
+def test_pairing_model_round_trips_through_json(tmp_path: Path):
+    model = PairingModel({"bias": -1.0, "kinds=DH": 2.5}, {"bias": 0.5}, 0.6)
+    model.save(tmp_path / FILES.pairing)
+    again = PairingModel.load(tmp_path / FILES.pairing)
+    assert again == model
+    assert again.probability("fragments", {"bias": 1.0, "kinds=DH": 1.0}) == pytest.approx(1 / (1 + 2.718281828 ** -1.5))
+    assert json.loads((tmp_path / FILES.pairing).read_text())["threshold"] == 0.6
+
+
+def test_unknown_pairing_is_a_config_error():
+    with pytest.raises(Exception, match="pairing 'best' is not one of learned, rules"):
+        TaggerConfig.from_dict({"pairing": "best"})
