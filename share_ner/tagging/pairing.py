@@ -235,7 +235,8 @@ class PairingModel:
 class PairingExamples:
     """Training examples gathered sentence by sentence from gold mentions (:meth:`add`), fitted by :meth:`fit`."""
 
-    def __init__(self) -> None:
+    def __init__(self, coordination: bool = True) -> None:
+        self.coordination = coordination  # gather the coordination classifier's examples too
         self.data: dict[str, tuple[list[dict[str, float]], list[int]]] = {"fragments": ([], []),
                                                                            "coordination": ([], [])}
 
@@ -248,7 +249,7 @@ class PairingExamples:
             for runs, kinds in fragment_candidates(tags):
                 xs.append(candidate_features(words, runs, kinds, lookup, tags))
                 ys.append(_tokens(runs) in gold_sets)
-        if not COORDINATORS.isdisjoint(w.lower() for w in words):
+        if self.coordination and not COORDINATORS.isdisjoint(w.lower() for w in words):
             xs, ys = self.data["coordination"]
             for g in gold_sets:
                 idx = sorted(g)
@@ -259,15 +260,15 @@ class PairingExamples:
                     ys.append(_tokens(runs) in gold_sets)
 
     def fit(self, threshold: float = THRESHOLD) -> PairingModel:
-        """Logistic regression (scikit-learn, L2, C = 1) of each candidate kind; a kind with one class only gets a
-        constant weight."""
+        """Logistic regression (scikit-learn, L2, C = 1, classes balanced) of each candidate kind; a kind with one
+        class only gets a constant weight, a kind with no examples none."""
         from sklearn.feature_extraction import DictVectorizer
         from sklearn.linear_model import LogisticRegression
 
         weights: dict[str, dict[str, float]] = {}
         for which, (xs, ys) in self.data.items():
             if len(set(ys)) < 2:
-                weights[which] = {"bias": 10.0 if ys and ys[0] else -10.0}
+                weights[which] = {"bias": 10.0 if ys[0] else -10.0} if ys else {}
                 continue
             vec = DictVectorizer()
             x = vec.fit_transform(xs)

@@ -329,7 +329,8 @@ def train_tagger(
     counts = report.counts
     order = sorted(docs)
     learned = config.pairing == "learned" and config.scheme == "biohd"
-    examples = PairingExamples() if learned else None
+    # the coordination classifier's examples only when it is used (they are most of the pairing's training time)
+    examples = PairingExamples(config.learned_coordinations) if learned else None
     for fold_id in range(k):
         resources = resources_for(fold_id if k > 1 else None)
         say(f"features: fold {fold_id + 1}/{k}" if k > 1 else "features")
