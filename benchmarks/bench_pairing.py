@@ -1,7 +1,8 @@
 """The learned pairing against the rules it replaces, on dev splits only (train on chia/train, tag chia/dev).
 
-One model trained by ``share-ner train`` with the defaults (fragment tags, learned pairing; ``--no-normalizer``),
-then the same CRF tags decoded four ways: the learned fragment pairing with the known-term coordination rule (the
+A model trained by ``share-ner train`` with the defaults (fragment tags, learned pairing; ``--no-normalizer``; the
+learned coordination classifier's row trains its own with ``"learned_coordinations": true``, the same CRF), its
+tags decoded four ways: the learned fragment pairing with the known-term coordination rule (the
 default), with the learned coordination classifier instead, with no coordination step, and the decoding rules of
 ``share_ner.tagging.scheme`` (with their lone-fragment and coordination repairs) on the same fragment tags. A
 rule stays only where it beats the learned step here. Writes ``benchmarks/results/pairing.md``::
@@ -12,6 +13,7 @@ rule stays only where it beats the learned step here. Writes ``benchmarks/result
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -23,11 +25,12 @@ from bench_data import RESULTS_DIR, add_data_argument
 
 RESULTS = RESULTS_DIR / "pairing.md"
 COMMAND = "nice python benchmarks/bench_pairing.py"
+# decoding -> (training settings, tagging settings; None: the decoding rules)
 VARIANTS = {
-    "learned pairing + known-term coordination rule (default)": {},
-    "learned pairing + learned coordination classifier": {"learned_coordinations": True},
-    "learned pairing, no coordination step": {"expand_coordinations": False},
-    "decoding rules on the same fragment tags": None,
+    "learned pairing + known-term coordination rule (default)": ({}, {}),
+    "learned pairing + learned coordination classifier": ({"learned_coordinations": True}, {}),
+    "learned pairing, no coordination step": ({}, {"expand_coordinations": False}),
+    "decoding rules on the same fragment tags": ({}, None),
 }
 
 
@@ -50,11 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     gold = {d: gold.get(d, []) for d in docs}
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-pairing-") as tmp:
-        model = Path(tmp) / "model"
-        subprocess.run([sys.executable, "-m", "share_ner.cli", "train", "--text", str(train / "text"), "--gold",
-                        str(train / "gold"), "--model", str(model), "--no-normalizer", "--quiet"], check=True)
-        for name, change in VARIANTS.items():
-            pipeline = Pipeline.load(model)
+        models: dict[str, Path] = {}
+        for name, (settings, change) in VARIANTS.items():
+            key = json.dumps(settings, sort_keys=True)
+            if key not in models:  # the same settings train the same model
+                models[key] = model = Path(tmp) / f"model{len(models)}"
+                config = Path(tmp) / f"config{len(models)}.json"
+                config.write_text(key, encoding="utf-8")
+                subprocess.run([sys.executable, "-m", "share_ner.cli", "train", "--text", str(train / "text"),
+                                "--gold", str(train / "gold"), "--model", str(model), "--config", str(config),
+                                "--no-normalizer", "--quiet"], check=True)
+            pipeline = Pipeline.load(models[key])
             tagger = pipeline.tagger
             if change is None:
                 tagger.pairing = None

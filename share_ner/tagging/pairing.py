@@ -213,6 +213,8 @@ class PairingModel:
 
     def probability(self, which: str, features: Mapping[str, float]) -> float:
         weights = self.fragments if which == "fragments" else self.coordination
+        if not weights:
+            return 0.0  # a classifier that was not trained accepts nothing
         z = sum(weights.get(k, 0.0) * v for k, v in features.items())
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
