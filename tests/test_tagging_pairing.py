@@ -22,7 +22,6 @@ from share_ner.tagging.scheme import encode_report, held, mention_tokens, round_
 from share_ner.text import split_sentences
 
 
-
 def sentence_of(text: str):
     (sent,) = split_sentences(Document("d1", text))
     return sent

@@ -26,9 +26,9 @@ from share_ner.features.items import add_features, document_abbreviations, docum
 from share_ner.features.scores import ScoreTable, document_scores
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
+from share_ner.tagging.pairing import PairingModel, expand, pair_fragments
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
-from share_ner.tagging.pairing import PairingModel, expand, pair_fragments
 from share_ner.tagging.scheme import _to_mention, decode
 from share_ner.tagging.weights import WeightsError, read_weights, viterbi
 from share_ner.text import split_sentences

@@ -46,6 +46,7 @@ from share_ner.lexicons.lexicon import Lexicon
 from share_ner.model import FILES, write_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.crf import doc_sequences
+from share_ner.tagging.pairing import PairingExamples
 from share_ner.tagging.resources import (
     LEXICON_SEMTYPE,
     TRAIN_SEMTYPE,
@@ -53,7 +54,6 @@ from share_ner.tagging.resources import (
     TaggerResources,
     make_resources,
 )
-from share_ner.tagging.pairing import PairingExamples
 from share_ner.tagging.scheme import encode_report, mention_tokens
 from share_ner.text import split_sentences
 
