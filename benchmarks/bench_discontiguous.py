@@ -92,7 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Command: `{COMMAND}`. Each system: `share-ner train --text chia/train/text --gold chia/train/gold "
         "--model M` (defaults), `share-ner tag <split>/text --model M --out P`, `share-ner evaluate --gold "
         "<split>/gold --pred P --json`. Mantra GSC has no training split: the chia model tags it. `disc.` = strict "
-        "P/R/F1 on the discontiguous mentions alone; every system's output is scored by the current `evaluate`. CPU seconds of the child processes, one run, one machine "
+        "P/R/F1 on the discontiguous mentions alone; every system's output is scored by the current `evaluate`. "
+        "CPU seconds of the child processes, one run, one machine "
         "(shared with other jobs: compare the ratios).",
         "",
         "| system | split | strict P | strict R | strict F1 | relaxed P | relaxed R | relaxed F1 | disc. P | disc. R "

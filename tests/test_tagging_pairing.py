@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -125,7 +126,11 @@ def test_pairing_model_round_trips_through_json(tmp_path: Path):
     model.save(tmp_path / FILES.pairing)
     again = PairingModel.load(tmp_path / FILES.pairing)
     assert again == model
-    assert again.probability("fragments", {"bias": 1.0, "kinds=DH": 1.0}) == pytest.approx(1 / (1 + 2.718281828 ** -1.5))
+    # z = -1 + 2.5 = 1.5
+    assert again.probability("fragments", {"bias": 1.0, "kinds=DH": 1.0}) == pytest.approx(1 / (1 + math.exp(-1.5)))
+    assert again.probability("coordination", {"bias": 1.0}) == pytest.approx(1 / (1 + math.exp(-0.5)))
+    # a classifier that was not trained accepts nothing
+    assert PairingModel({}, {}).probability("coordination", {"bias": 1.0}) == 0.0
     assert json.loads((tmp_path / FILES.pairing).read_text())["threshold"] == 0.6
 
 
