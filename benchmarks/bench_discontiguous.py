@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from bench_data import RESULTS_DIR, add_data_argument
+from bench_data import RESULTS_DIR, add_data_argument, write_results
 
 RESULTS = RESULTS_DIR / "discontiguous.md"
 TESTS = ("chia/test", "mantra_gsc/test")
@@ -130,10 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append(f"| {split} | {100 * le['ceiling']:.2f}% | {100 * le['discontiguous_ceiling']:.2f}% "
                      f"| {lost['inexact']} / {lost['crossing']} / {lost['dropped']} "
                      f"| {100 * ru['ceiling']:.2f}% | {100 * ru['discontiguous_ceiling']:.2f}% |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
+    write_results(args.out, "\n".join(lines) + "\n")
     return 0
 
 

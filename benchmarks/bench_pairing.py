@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from bench_data import RESULTS_DIR, add_data_argument
+from bench_data import RESULTS_DIR, add_data_argument, write_results
 
 RESULTS = RESULTS_DIR / "pairing.md"
 COMMAND = "nice python benchmarks/bench_pairing.py"
@@ -85,10 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append(f"| {name} | {sc.strict.precision:.3f} | {sc.strict.recall:.3f} | **{sc.strict.f1:.3f}** "
                      f"| {sc.relaxed.f1:.3f} | {d.precision:.3f} | {d.recall:.3f} | **{d.f1:.3f}** "
                      f"| {d.tp} / {d.tp + d.fp} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
+    write_results(args.out, "\n".join(lines) + "\n")
     return 0
 
 
