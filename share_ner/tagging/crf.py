@@ -216,14 +216,7 @@ class CrfTagger:
         names = self.weights.labels
         outside = names.index("O") if "O" in names else -1  # no O: every sentence is decoded
         inside = np.add.reduceat(labels != outside, np.cumsum([0, *lengths[:-1]])) > 0  # a sentence with a mention
-        resources = self.resources if config.expand_coordinations and config.scheme == "biohd" else None
-        if resources is not None and resources.term_matcher is None:
-            resources = None
-        coordinations = None
-        if self.pairing is not None:
-            if config.expand_coordinations:
-                coordinations = "learned" if config.learned_coordinations else "rules"
-            resources = self.resources  # the pairing runs with or without terms
+        resources, coordinations = self.decoding()
         k = start = 0
         for i, doc, sentences, scores, extras in notes:
             try:
@@ -234,6 +227,19 @@ class CrfTagger:
             k += len(sentences)
             start += len(scores)  # a row per token
         return out
+
+    def decoding(self) -> tuple[TaggerResources | None, str | None]:
+        """What :func:`_mentions` takes besides a sentence's tags: the resources of the repairs (None: no repair
+        needs them) and the coordination step of the learned pairing (``"rules"``, ``"learned"`` or None)."""
+        config = self.config
+        if self.pairing is not None:  # the pairing runs with or without terms
+            coordinations = ("learned" if config.learned_coordinations else "rules") \
+                if config.expand_coordinations else None
+            return self.resources, coordinations
+        resources = self.resources if config.expand_coordinations and config.scheme == "biohd" else None
+        if resources is not None and resources.term_matcher is None:
+            resources = None
+        return resources, None
 
     def _decode(self, doc: Document, sentences: list[Sentence], extras: list[Mapping[int, dict]] | None,
                 labels: np.ndarray, unsure: np.ndarray, inside: np.ndarray, k: int, start: int,
