@@ -128,7 +128,7 @@ def read_model_info(directory: str | Path) -> ModelInfo:
         required.append(FILES.terms)
     if info.has_clusters:
         required.append(FILES.clusters)
-    if info.tagger.get("pairing") == "learned":
+    if info.tagger.get("pairing") == "learned" and info.tagger.get("scheme", "biohd") == "biohd":
         required.append(FILES.pairing)
     for name in required:
         if not (directory / name).is_file():
