@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from share_ner.tagging.pairing import (
     coordination_candidates,
     fragment_candidates,
     pair_fragments,
+    reread_lone,
 )
 from share_ner.tagging.scheme import encode_report, held, mention_tokens, round_trip_ceiling
 from share_ner.text import split_sentences
@@ -70,14 +72,18 @@ def test_ceiling_counts_what_fragment_tags_hold(tmp_path: Path):
     assert rules["survived"] == 2 and rules["lost"]["dropped"] == 2
 
 
-def test_fragment_candidates_are_heads_alone_and_pairs():
+def test_fragment_candidates_are_heads_alone_pairs_and_triples_with_a_head():
     tags = ["DB", "O", "DB", "HB", "HI"]
-    assert fragment_candidates(tags) == [
+    pairs = [
         (((0, 0), (2, 2)), "DD"),
         (((0, 0), (3, 4)), "DH"),
         (((2, 2), (3, 4)), "DH"),
         (((3, 4),), "H"),
     ]
+    assert fragment_candidates(tags, max_parts=2) == pairs
+    assert fragment_candidates(tags) == pairs[:1] + [(((0, 0), (2, 2), (3, 4)), "DDH")] + pairs[1:]
+    # three D fragments: no triple without a head
+    assert all(len(runs) < 3 for runs, _ in fragment_candidates(["DB", "O", "DB", "O", "DB"]))
 
 
 def test_coordination_candidates_walk_a_list_to_the_head():
@@ -119,6 +125,57 @@ def test_pairing_learned_from_gold_fragments_joins_new_ones():
     assert tags == ["O", "O", "DB", "O", "DB", "HB", "O"]
     found, lone = pair_fragments(words, tags, model, None)
     assert sorted(found) == sorted(indices(sent, g) for g in gold) and lone == []
+
+
+def _fit(sentences) -> PairingModel:
+    """A pairing model fitted on (text, gold phrases per mention) training sentences."""
+    examples = PairingExamples()
+    for text, mentions in sentences:
+        sent = sentence_of(text)
+        gold = [mention_of(text, *phrases) for phrases in mentions]
+        tags = encode_report(sent, gold, pairing="learned").tags
+        examples.add([t.text for t in sent.tokens], tags, [indices(sent, g) for g in gold], None)
+    return examples.fit()
+
+
+def test_pairing_joins_three_fragments_sharing_a_modifier_and_a_head():
+    words = [("renal", "liver"), ("cardiac", "lung"), ("skin", "bone"), ("left", "right"), ("upper", "lower")]
+    model = _fit([(f"abnormal {x} or {y} function .", [("abnormal", x, "function"), ("abnormal", f"{y} function")])
+                  for x, y in words] + [(f"abnormal {x} and {y} function .", [(f"abnormal {x}",), (f"{y} function",)])
+                                        for x, y in words])
+    text = "abnormal kidney or heart function ."
+    sent = sentence_of(text)
+    gold = [mention_of(text, "abnormal", "kidney", "function"), mention_of(text, "abnormal", "heart function")]
+    tags = encode_report(sent, gold, pairing="learned").tags
+    assert tags == ["HB", "DB", "O", "DB", "HB", "O"]
+    found, lone = pair_fragments([t.text for t in sent.tokens], tags, model, None)
+    assert sorted(found) == sorted(indices(sent, g) for g in gold) and lone == []
+    # a model that joins pairs only cannot
+    found, _ = pair_fragments([t.text for t in sent.tokens], tags, replace(model, max_parts=2), None)
+    assert not set(found) & {indices(sent, g) for g in gold}
+
+
+def test_a_lone_fragment_is_joined_with_the_head_of_a_contiguous_mention_across_a_coordinator():
+    model = _fit([(f"history of {x} or {y} {h} .", [(x, h), (f"{y} {h}",)])
+                  for x, y, h in [("renal", "hepatic", "failure"), ("cardiac", "pulmonary", "disease"),
+                                  ("acute", "chronic", "pain"), ("liver", "lung", "cancer"), ("skin", "bone", "infection")]]
+                 + [(f"{x} {h} and {y} {h} .", [(f"{x} {h}",), (f"{y} {h}",)])
+                    for x, y, h in [("renal", "hepatic", "failure"), ("acute", "chronic", "pain")]])
+    words = "history of urogenital or uterine prolapse .".split()
+    tags = ["O", "O", "DB", "O", "B", "I", "O"]  # the CRF tagged the second conjunct as a contiguous mention
+    found, lone = pair_fragments(words, tags, model, None)
+    assert lone == [(2, 2)]
+    assert reread_lone(words, tags, lone, model, None) == [((2, 5), (2, 2))]  # urogenital ... prolapse
+    # only across a coordinator that is a word ("or", "and"), and not with a model written before the re-reading
+    assert reread_lone(words[:3] + [","] + words[4:], tags, lone, model, None) == []
+    assert reread_lone(words, tags, lone, replace(model, reread=False), None) == []
+
+
+def test_a_pairing_file_without_decoding_settings_decodes_as_before(tmp_path: Path):
+    (tmp_path / FILES.pairing).write_text(json.dumps({"threshold": 0.5, "fragments": {"bias": 1.0},
+                                                      "coordination": {}}), encoding="utf-8")
+    model = PairingModel.load(tmp_path / FILES.pairing)
+    assert model.max_parts == 2 and model.reread is False
 
 
 def test_pairing_model_round_trips_through_json(tmp_path: Path):

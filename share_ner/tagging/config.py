@@ -62,6 +62,8 @@ class TaggerConfig:
             classifier instead of the known-term rule (off: the rule scored higher on chia/dev, docs/tagger.md).
         balance_brackets: after tagging, repair mentions whose round brackets do not
             pair up (close with the next token or cut before the unpaired bracket).
+        oversample_discontiguous: give CRFsuite each training sentence with D/H tags this many times (1: once,
+            as every other sentence; more did not help on chia/dev, docs/tagger.md).
         features: ``share_ner.features.FeatureConfig`` (feature groups on/off).
     """
 
@@ -80,6 +82,7 @@ class TaggerConfig:
     expand_coordinations: bool = True
     learned_coordinations: bool = False
     balance_brackets: bool = True
+    oversample_discontiguous: int = 1
     features: FeatureConfig = field(default_factory=FeatureConfig)
 
     def __post_init__(self) -> None:
@@ -93,7 +96,8 @@ class TaggerConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ShareNerError(f"tagger config: {name} must be a number >= 0, got {value!r}")
-        for name, low in (("max_iterations", 1), ("min_feature_freq", 0), ("gazetteer_folds", 1)):
+        for name, low in (("max_iterations", 1), ("min_feature_freq", 0), ("gazetteer_folds", 1),
+                          ("oversample_discontiguous", 1)):
             value = getattr(self, name)
             if name == "max_iterations" and value is None:
                 continue

@@ -26,7 +26,7 @@ from share_ner.features.items import add_features, document_abbreviations, docum
 from share_ner.features.scores import ScoreTable, document_scores
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
-from share_ner.tagging.pairing import PairingModel, expand, pair_fragments
+from share_ner.tagging.pairing import PairingModel, expand, pair_fragments, reread_lone
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import _to_mention, decode
@@ -88,6 +88,11 @@ def _paired(sentence: Sentence, tags: list[str], pairing: PairingModel, resource
     matcher = resources.term_matcher
     lookup = matcher.lookup if matcher is not None else None
     found, lone = pair_fragments(words, tags, pairing, lookup)
+    if lone:
+        reread = reread_lone(words, tags, lone, pairing, lookup)
+        found += [idx for idx, _ in reread]
+        joined = {frag for _, frag in reread}
+        lone = [frag for frag in lone if frag not in joined]
     # a D fragment no candidate took is kept only when it is a known term
     found += [tuple(range(a, b + 1)) for a, b in lone if lookup is not None and lookup(" ".join(words[a:b + 1]))]
     if coordinations == "learned":

@@ -357,7 +357,10 @@ def train_tagger(
                 counts.dropped += len(result.dropped)
                 counts.sentences += 1
                 counts.tokens += len(feats)
-                trainer.append(feats, list(result.tags))
+                tags = list(result.tags)
+                copies = config.oversample_discontiguous if "DB" in tags or "HB" in tags else 1
+                for _ in range(copies):
+                    trainer.append(feats, tags)
                 if examples is not None and inside:
                     # the pairing learns from the gold fragments, its term lookups jackknifed like the CRF's
                     gold_idx = [got[0] for got in (mention_tokens(sentence, m) for m in inside) if got and got[0]]
