@@ -25,7 +25,6 @@ emission scores). Writes ``benchmarks/results/coordination_candidates.md``::
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from bench_data import RESULTS_DIR, add_data_argument, write_results
+from bench_data import RESULTS_DIR, dev_args, write_results
 
 RESULTS = RESULTS_DIR / "coordination_candidates.md"
 COMMAND = "nice python benchmarks/bench_coordination_candidates.py"
@@ -347,12 +346,8 @@ def with_added(predictions: Mapping[str, list], extra: Mapping[str, list]) -> di
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_argument(ap)
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    args = ap.parse_args(argv)
-    if not (args.data / "README.md").exists():
-        print(f"bench_coordination_candidates: {args.data} not found; nothing to measure", file=sys.stderr)
+    args = dev_args(__doc__, "bench_coordination_candidates", RESULTS, argv)
+    if args is None:
         return 0
     from share_ner.eval.scoring import score
     from share_ner.formats import read_annotations

@@ -16,7 +16,6 @@ the model's own weights); and models trained with the sentences holding D/H tags
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from bench_data import RESULTS_DIR, add_data_argument, write_results
+from bench_data import RESULTS_DIR, dev_args, write_results
 
 RESULTS = RESULTS_DIR / "pairing.md"
 COMMAND = "nice python benchmarks/bench_pairing.py"
@@ -61,12 +60,8 @@ def _biased(tagger: Any, bias: float) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_argument(ap)
-    ap.add_argument("--out", type=Path, default=RESULTS)
-    args = ap.parse_args(argv)
-    if not (args.data / "README.md").exists():
-        print(f"bench_pairing: {args.data} not found; nothing to measure", file=sys.stderr)
+    args = dev_args(__doc__, "bench_pairing", RESULTS, argv)
+    if args is None:
         return 0
     from share_ner.eval.scoring import score
     from share_ner.formats import read_annotations
