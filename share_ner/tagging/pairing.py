@@ -5,8 +5,10 @@ mentions); this module joins them. Two kinds of candidate mentions are scored by
 (scikit-learn at training time; the weights are stored as JSON and applied with a dot product, so tagging needs no
 scikit-learn):
 
-* ``fragments``: a head (``H``) fragment alone, or two D/H fragments of a sentence at most :data:`MAX_GAP` tokens
-  apart ("aortic root ... dilated", "renal ... failure");
+* ``fragments``: a head (``H``) fragment alone, two D/H fragments of a sentence at most :data:`MAX_GAP` tokens
+  apart ("aortic root ... dilated", "renal ... failure"), or three with a head among them ("abnormal renal ...
+  function"); the same model scores a D fragment left alone with the head of a contiguous mention across a
+  coordinator, the CRF's inconsistent tags re-read (:func:`reread_lone`);
 * ``coordination``: a conjunct next to a coordinator ("renal or [liver impairment]", "[hepatitis B] or C", the
   conjuncts of a list "cardiac, vascular or [metabolic disturbances]") joined with the head of a contiguous mention
   the pairing found: the conjunct's distributed reading, which the CRF often leaves untagged.
