@@ -76,6 +76,19 @@ def command_line(script: str, argv: Sequence[str] | None = None) -> str:
 DATA = data_dir()
 
 
+def dev_args(doc: str, name: str, results: Path, argv: Sequence[str] | None = None) -> argparse.Namespace | None:
+    """The ``--data`` and ``--out`` arguments of a benchmark (its docstring ``doc``, results file ``results``);
+    None, said on stderr, when the corpora are not there."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    add_data_argument(ap)
+    ap.add_argument("--out", type=Path, default=results)
+    args = ap.parse_args(argv)
+    if not (args.data / "README.md").exists():
+        print(f"{name}: {args.data} not found; nothing to measure", file=sys.stderr)
+        return None
+    return args
+
+
 def write_results(path: str | Path, text: str) -> None:
     """Print the results and write them to ``path`` (its folder made if needed)."""
     print(text)

@@ -14,7 +14,7 @@ switched off (chia only, unless ``--all-rows``), the full model trained with L-B
 passive-aggressive (``lbfgs``), and two baselines: a plain contiguous-BIO CRF trained with L-BFGS
 on tutorial word features (the word, affix, shape and window feature groups, a +-1 window; no lexicon,
 gazetteer or clusters) and a longest-match dictionary of the training mentions' strings. Scores come from the project's scorer
-(``share_ner.eval.scoring.score``); "disc. R" is strict recall on the discontiguous gold
+(``share_ner.eval.scoring.score``); "disc." is strict P/R/F1 on the discontiguous
 mentions alone. The full model is trained by ``share-ner train`` in a child process, so
 its time and peak memory (``resource.getrusage``) are those of one real training run.
 
@@ -243,14 +243,16 @@ def fmt(x: float | None, digits: int = 3) -> str:
 
 
 def table(rows: Sequence[Row]) -> str:
-    head = ("| variant | strict P | strict R | strict F1 | relaxed P | relaxed R | relaxed F1 | disc. R "
-            "| iters | train s | peak MB |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| variant | strict P | strict R | strict F1 | relaxed P | relaxed R | relaxed F1 | disc. P | disc. R "
+            "| disc. F1 | iters | train s | peak MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for r in rows:
         s, x = r.scores.get("strict", {}), r.scores.get("relaxed", {})
+        d = r.scores.get("discontiguous", {})  # rows stored before the scorer reported it: recall only
         lines.append(
             f"| {r.name} | {fmt(s.get('precision'))} | {fmt(s.get('recall'))} | **{fmt(s.get('f1'))}** "
-            f"| {fmt(x.get('precision'))} | {fmt(x.get('recall'))} | **{fmt(x.get('f1'))}** | {fmt(r.disc_recall)} "
+            f"| {fmt(x.get('precision'))} | {fmt(x.get('recall'))} | **{fmt(x.get('f1'))}** "
+            f"| {fmt(d.get('precision'))} | {fmt(r.disc_recall)} | {fmt(d.get('f1'))} "
             f"| {r.iterations or '–'} | {fmt(r.train_seconds, 0)} | {fmt(r.peak_mb, 0)} |"
         )
     return head + "\n".join(lines) + "\n"
@@ -343,8 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def write_report(stored: Mapping[str, Any], out: Path, iterations: int | None, ablation_iterations: int | None) -> None:
     parts = ["# CRF tagger benchmark (Task 1a)\n",
              "Train on `<corpus>/train`, score `<corpus>/test` with `share_ner.eval.scoring.score` "
-             "(strict = exact spans, relaxed = overlap). `disc. R` = strict recall on the discontiguous "
-             "gold mentions alone. Produced by `nice python benchmarks/bench_tagger.py`; see the script's "
+             "(strict = exact spans, relaxed = overlap). `disc.` = strict P/R/F1 on the discontiguous "
+             "mentions alone (`share-ner evaluate`'s `disc.` row; `–` in rows measured before it existed). Produced by `nice python benchmarks/bench_tagger.py`; see the script's "
              "docstring for the variants. Training time and peak memory (`resource.getrusage`) are of "
              "one `share-ner train` process (the machine was shared with other jobs). "
              "The chia rows come from `nice python benchmarks/bench_tagger.py --corpora chia`, the others from "

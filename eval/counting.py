@@ -1,8 +1,9 @@
 """Per-note counts, and the metrics computed from summed counts.
 
-Every metric of Task 1a/1b is a ratio of sums of five per-note counts, so the
+Every metric of Task 1a/1b is a ratio of sums of per-note counts, so the
 significance test can recompute it for thousands of shuffles at once from a
-``(notes, 5)`` integer array. The columns are :data:`COLUMNS`.
+``(notes, columns)`` integer array. The columns are :data:`COLUMNS`; the last three count the discontiguous
+mentions alone (gold, predicted, strict matches among them).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from share_ner.document import Mention
 from share_ner.errors import ShareNerError, some_of
 from share_ner.eval.matching import cui_matches, relaxed_matches, strict_matches
 
-COLUMNS = ("n_gold", "n_pred", "strict_tp", "relaxed_tp", "cui_correct")
-N_GOLD, N_PRED, STRICT_TP, RELAXED_TP, CUI_CORRECT = range(len(COLUMNS))
+COLUMNS = ("n_gold", "n_pred", "strict_tp", "relaxed_tp", "cui_correct", "disc_gold", "disc_pred", "disc_tp")
+N_GOLD, N_PRED, STRICT_TP, RELAXED_TP, CUI_CORRECT, DISC_GOLD, DISC_PRED, DISC_TP = range(len(COLUMNS))
 
 
 class DocCounts(NamedTuple):
@@ -28,12 +29,22 @@ class DocCounts(NamedTuple):
     strict_tp: int
     relaxed_tp: int
     cui_correct: int
+    disc_gold: int
+    disc_pred: int
+    disc_tp: int
 
 
 def count_document(gold: Sequence[Mention], pred: Sequence[Mention]) -> DocCounts:
-    """Match one note's predicted mentions to its gold mentions and count."""
+    """Match one note's predicted mentions to its gold mentions and count.
+
+    The discontiguous counts compare the discontiguous gold mentions with the discontiguous predicted ones (a
+    contiguous prediction can never match a discontiguous gold mention strictly).
+    """
+    disc_gold = [m for m in gold if m.is_discontiguous]
+    disc_pred = [m for m in pred if m.is_discontiguous]
     return DocCounts(
-        len(gold), len(pred), strict_matches(gold, pred), relaxed_matches(gold, pred), cui_matches(gold, pred)
+        len(gold), len(pred), strict_matches(gold, pred), relaxed_matches(gold, pred), cui_matches(gold, pred),
+        len(disc_gold), len(disc_pred), strict_matches(disc_gold, disc_pred),
     )
 
 
@@ -97,6 +108,7 @@ def f1(totals: np.ndarray, tp: int) -> np.ndarray:
 METRICS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "strict_f1": lambda t: f1(t, STRICT_TP),
     "relaxed_f1": lambda t: f1(t, RELAXED_TP),
+    "discontiguous_f1": lambda t: ratio(2 * t[..., DISC_TP], t[..., DISC_GOLD] + t[..., DISC_PRED]),
     "strict_accuracy": lambda t: ratio(t[..., CUI_CORRECT], t[..., N_GOLD]),
     "relaxed_accuracy": lambda t: ratio(t[..., CUI_CORRECT], t[..., STRICT_TP]),
 }

@@ -12,6 +12,7 @@ from share_ner.eval.significance import Comparison
 METRIC_LABELS = {
     "strict_f1": "strict F1",
     "relaxed_f1": "relaxed F1",
+    "discontiguous_f1": "discontiguous F1",
     "strict_accuracy": "strict accuracy",
     "relaxed_accuracy": "relaxed accuracy",
 }
@@ -27,6 +28,9 @@ def format_scores(scores: Scores, title: str | None = None) -> str:
     lines.append(f"{'Task 1a':<10}{'P':>8}{'R':>8}{'F1':>8}{'TP':>8}{'FP':>8}{'FN':>8}")
     lines.append(_prf_row("strict", scores.strict))
     lines.append(_prf_row("relaxed", scores.relaxed))
+    lines.append(_prf_row("disc.", scores.discontiguous))
+    lines.append(f"(disc.: strict, discontiguous mentions alone: {scores.discontiguous.tp + scores.discontiguous.fn} "
+                 f"gold, {scores.discontiguous.tp + scores.discontiguous.fp} predicted)")
     lines.append("")
     lines.append(f"{'Task 1b':<10}{'accuracy':>10}")
     lines.append(
@@ -74,8 +78,9 @@ def format_ranking(ranked: Sequence[RankedSystem], n_shuffles: int) -> str:
     def cell(value: float, marked: bool) -> str:
         return f"{value:>7.3f}{'*' if marked else ' '}"
 
-    head = f"{'':<{width}}  {'Strict':<24}{'Relaxed':<24}{'Accuracy':<16}"
-    sub = f"{'System':<{width}}  " + "".join(f"{h:>7} " for h in ("P", "R", "F1", "P", "R", "F1", "strict", "relaxed"))
+    head = f"{'':<{width}}  {'Strict':<24}{'Relaxed':<24}{'Disc.':<8}{'Accuracy':<16}"
+    sub = f"{'System':<{width}}  " + "".join(f"{h:>7} " for h in ("P", "R", "F1", "P", "R", "F1", "F1", "strict",
+                                                                    "relaxed"))
     lines = [head.rstrip(), sub.rstrip()]
     for r in ranked:
         s = r.scores
@@ -88,12 +93,14 @@ def format_ranking(ranked: Sequence[RankedSystem], n_shuffles: int) -> str:
                 + cell(s.relaxed.precision, False)
                 + cell(s.relaxed.recall, False)
                 + cell(s.relaxed.f1, r.better_than_next("relaxed_f1"))
+                + cell(s.discontiguous.f1, r.better_than_next("discontiguous_f1"))
                 + cell(s.accuracy_strict, r.better_than_next("strict_accuracy"))
                 + cell(s.accuracy_relaxed, r.better_than_next("relaxed_accuracy"))
             ).rstrip()
         )
     alpha = ranked[0].alpha if ranked else 0.01
     lines.append("")
+    lines.append("Disc.: strict F1 on the discontiguous mentions alone.")
     lines.append(
         f"* the system is significantly better than the one immediately below on that metric "
         f"(approximate randomization over notes, {n_shuffles} shuffles, p < {alpha:g})."

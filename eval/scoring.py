@@ -11,6 +11,9 @@ Task 1a (finding mentions):
   between gold and predicted mentions that share at least one character
   (``scipy.sparse.csgraph.maximum_bipartite_matching``), so two predictions
   overlapping one gold mention give one true positive and one false positive;
+- **discontiguous**: strict matching of the discontiguous gold mentions against the discontiguous predicted
+  ones alone (a mention of two or more spans), so a system's precision there counts only the discontiguous
+  mentions it predicted;
 - precision = TP / predicted, recall = TP / gold, F1 = their harmonic mean
   (= 2 TP / (gold + predicted)); each is 0 where its denominator is 0.
   FP = predicted - TP, FN = gold - TP.
@@ -37,6 +40,9 @@ from share_ner.document import Mention
 from share_ner.eval.counting import (
     COLUMNS,
     CUI_CORRECT,
+    DISC_GOLD,
+    DISC_PRED,
+    DISC_TP,
     N_GOLD,
     N_PRED,
     RELAXED_TP,
@@ -72,10 +78,11 @@ class PRF:
 
 @dataclass(frozen=True)
 class Scores:
-    """Task 1a (``strict``, ``relaxed``) and Task 1b (``accuracy_*``) scores of one system."""
+    """Task 1a (``strict``, ``relaxed``, ``discontiguous``) and Task 1b (``accuracy_*``) scores of one system."""
 
     strict: PRF
     relaxed: PRF
+    discontiguous: PRF
     accuracy_strict: float
     accuracy_relaxed: float
     n_gold: int
@@ -90,6 +97,7 @@ class Scores:
         return cls(
             strict=PRF.from_counts(int(t[STRICT_TP]), n_gold, n_pred),
             relaxed=PRF.from_counts(int(t[RELAXED_TP]), n_gold, n_pred),
+            discontiguous=PRF.from_counts(int(t[DISC_TP]), int(t[DISC_GOLD]), int(t[DISC_PRED])),
             accuracy_strict=float(ratio(t[CUI_CORRECT], n_gold)),
             accuracy_relaxed=float(ratio(t[CUI_CORRECT], t[STRICT_TP])),
             n_gold=n_gold,
@@ -109,7 +117,8 @@ class Scores:
         return self.counts.extra
 
     def by_doc(self) -> dict[str, dict[str, int]]:
-        """Per-note counts: ``n_gold``, ``n_pred``, ``strict_tp``, ``relaxed_tp``, ``cui_correct``."""
+        """Per-note counts (:data:`~share_ner.eval.counting.COLUMNS`): ``n_gold``, ``n_pred``, ``strict_tp``,
+        ``relaxed_tp``, ``cui_correct`` and the discontiguous ``disc_gold``, ``disc_pred``, ``disc_tp``."""
         return {
             d: dict(zip(COLUMNS, (int(v) for v in row))) for d, row in zip(self.counts.doc_ids, self.counts.table)
         }
@@ -119,6 +128,7 @@ class Scores:
         out: dict[str, Any] = {
             "strict": self.strict.to_dict(),
             "relaxed": self.relaxed.to_dict(),
+            "discontiguous": self.discontiguous.to_dict(),
             "accuracy": {"strict": self.accuracy_strict, "relaxed": self.accuracy_relaxed},
             "n_gold": self.n_gold,
             "n_pred": self.n_pred,

@@ -6,6 +6,7 @@ A model directory holds everything needed to tag and normalize::
     config.json         format + package version, tagger/feature settings, what was trained on
     terms.tsv           term-matcher terms (lexicon names and training mentions), when used
     clusters.tsv        copy of the word clusters file, when used
+    pairing.json        the learned fragment pairing (``share_ner.tagging.pairing``), when the tagger uses it
     normalizer/         the fitted Normalizer, when fitted
 
 ``config.json`` records ``format_version``: a model written in another format
@@ -47,6 +48,7 @@ class ModelFiles(NamedTuple):
     config: str = "config.json"
     terms: str = "terms.tsv"
     clusters: str = "clusters.tsv"
+    pairing: str = "pairing.json"
     normalizer: str = "normalizer"  # a directory: NORMALIZER_FILES
 
 
@@ -225,6 +227,8 @@ def read_model_info(directory: str | Path) -> ModelInfo:
         required.append(FILES.terms)
     if info.has_clusters:
         required.append(FILES.clusters)
+    if info.tagger.get("pairing") == "learned" and info.tagger.get("scheme", "biohd") == "biohd":
+        required.append(FILES.pairing)
     for name in required:
         if not (directory / name).is_file():
             raise ModelError(f"{directory}: incomplete model directory: missing {name}")

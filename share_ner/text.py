@@ -121,12 +121,19 @@ _HYPHEN_PREFIXES = ("non", "anti", "pre", "post", "pseudo", "co", "extra")
 # upper-case abbreviation ("seizure-induced", "drug-AKI") or after a prefix
 # ("non-smoker"); a hyphen ending a word ("second- or third-degree"); a
 # fullwidth comma; ")" glued before a word or "/" ("CKD)stage"); ";" between
-# words. "IL-6", "HIV-1", "23-year-old" stay whole.
+# words. "IL-6", "HIV-1", "23-year-old" stay whole. Also a slash ending or
+# starting a word ("psychiatric/ mental", "progressive /refractory"), a slash
+# after a word ending in letters ("3A/iNHL"), ")" glued before ":" ("(OH):"), a
+# hyphen between an upper-case abbreviation and a lower-case word ("ALD-gene")
+# and between two lower-case words of five letters or more
+# ("syndrome-carrier", "depression-inducer"; "beta-thalassemia" stays whole).
 _EXTRA_SPLIT = re.compile(
     # Each alternative starts with its separator so the regex engine can skip
     # straight to candidate characters; conditions follow as lookarounds.
-    r",(?<![0-9],)|,(?![0-9])|[.:](?=,)|\uff0c|\)(?=[A-Za-z/])|/(?<=\)/)|;(?<=[A-Za-z];)(?=[A-Za-z])"
+    r",(?<![0-9],)|,(?![0-9])|[.:](?=,)|\uff0c|\)(?=[A-Za-z/:])|/(?<=\)/)|;(?<=[A-Za-z];)(?=[A-Za-z])"
     r"|-(?<=[A-Za-z]{2}-)(?![^\s])|\((?<=[A-Za-z]\()|/(?<=[A-Za-z][A-Za-z0-9]/)(?=[A-Za-z]{2})"
+    r"|/(?<=[A-Za-z0-9][A-Za-z]/)(?=[A-Za-z]{2})|/(?<=[A-Za-z0-9]{2}/)(?![^\s])|/(?<![^\s]/)(?=[A-Za-z]{2})"
+    r"|-(?<=[A-Z]{2}-)(?=[a-z]{4})|-(?<=[a-z]{5}-)(?=[a-z]{5})"
     rf"|-(?<=[A-Za-z]{{2}}-)(?=(?i:{_HYPHEN_SUFFIXES})\b)"
     r"|-(?<=[A-Za-z0-9]-)(?=[A-Z]{2,}(?![a-z]))"
     + "".join(rf"|-(?<=\b(?i:{p})-)(?=[A-Za-z]{{3}})" for p in _HYPHEN_PREFIXES)

@@ -77,9 +77,10 @@ def _check(pipeline: Pipeline, docs: list[Document]) -> int:
             assert [weights.labels[y] for y in labels[start:start + n]] == tags, (doc.id, k, bool(unsure[k]))
             start += n
             checked += 1
-        reference = t.resources if t.config.expand_coordinations and t.config.scheme == "biohd" else None
+        reference, coordinations = t.decoding()
         mentions = [m for s, (_, tags) in zip(sentences, old) if tags.count("O") < len(tags)
-                    for m in crf._mentions(s, tags, t.config.scheme, reference, t.config.balance_brackets)]
+                    for m in crf._mentions(s, tags, t.config.scheme, reference, t.config.balance_brackets, t.pairing,
+                                           coordinations)]
         if t.evidence is not None:  # the note's mentions checked against the note and the lexicon, as tag_many does
             mentions = t.evidence.check(doc, sentences, mentions)
         assert t.tag(doc) == mentions

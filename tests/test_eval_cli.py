@@ -27,13 +27,27 @@ def test_table(capsys):
     assert "1 gold note(s) have no predictions and count as predicting nothing: missing" in err
 
 
+def test_discontiguous_row_and_json(capsys):
+    disc = EVAL.parent / "eval_discontiguous"
+    argv = ["evaluate", "--gold", str(disc / "gold"), "--pred", str(disc / "pred"), "--text", str(disc / "text")]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # hand counts in test_eval_scoring.py (DISC_COUNTS): 3 discontiguous gold, 4 predicted, 2 exact
+    assert "disc.        0.500   0.667   0.571       2       2       1" in lines
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["discontiguous"] == {"precision": 0.5, "recall": pytest.approx(2 / 3), "f1": pytest.approx(4 / 7),
+                                  "tp": 2, "fp": 2, "fn": 1}
+
+
 def test_json_and_by_doc(capsys):
     assert main(["evaluate", "--gold", GOLD, "--pred", PRED, "--json", "--by-doc"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["strict"]["tp"] == 4 and d["relaxed"]["fp"] == 2
     assert d["accuracy"]["relaxed"] == pytest.approx(0.75)
     assert (d["n_gold"], d["n_pred"]) == (8, 9)
-    assert d["by_doc"]["dup"] == {"n_gold": 2, "n_pred": 2, "strict_tp": 2, "relaxed_tp": 2, "cui_correct": 1}
+    assert d["by_doc"]["dup"] == {"n_gold": 2, "n_pred": 2, "strict_tp": 2, "relaxed_tp": 2, "cui_correct": 1,
+                                  "disc_gold": 0, "disc_pred": 0, "disc_tp": 0}
     assert "significance" not in d
 
 
@@ -42,7 +56,7 @@ def test_vs_adds_significance(capsys):
     assert main(argv) == 0
     d = json.loads(capsys.readouterr().out)
     sig = d["significance"]
-    assert set(sig) == {"strict_f1", "relaxed_f1", "strict_accuracy", "relaxed_accuracy"}
+    assert set(sig) == {"strict_f1", "relaxed_f1", "discontiguous_f1", "strict_accuracy", "relaxed_accuracy"}
     # B finds only "diabetes": strict F1 2*1/(8+1) = 2/9; A's is 8/17
     assert sig["strict_f1"]["a"] == pytest.approx(8 / 17)
     assert sig["strict_f1"]["b"] == pytest.approx(2 / 9)
@@ -71,7 +85,8 @@ def test_ranking_from_several_preds_and_from_a_runs_directory(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert [s["name"] for s in d["systems"]] == ["A", "B"]
     assert d["systems"][0]["strict"]["f1"] == pytest.approx(8 / 17)
-    assert set(d["systems"][0]["vs_next"]) == {"strict_f1", "relaxed_f1", "strict_accuracy", "relaxed_accuracy"}
+    assert set(d["systems"][0]["vs_next"]) == {"strict_f1", "relaxed_f1", "discontiguous_f1", "strict_accuracy",
+                                               "relaxed_accuracy"}
     assert d["systems"][1]["vs_next"] == {}
 
 
@@ -117,9 +132,11 @@ def test_missing_gold_path_is_one_line(tmp_path, capsys):
 def test_by_doc_table(capsys):
     assert main(["evaluate", "--gold", GOLD, "--pred", PRED, "--by-doc"]) == 0
     rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines() if line.strip()}
-    # n_gold, n_pred, strict_tp, relaxed_tp, cui_correct, as counted in test_eval_scoring.py
-    assert rows["twopred"] == ["1", "2", "0", "1", "0"]
-    assert rows["missing"] == ["1", "0", "0", "0", "0"]
+    # n_gold, n_pred, strict_tp, relaxed_tp, cui_correct, disc_gold, disc_pred, disc_tp, as counted in
+    # test_eval_scoring.py
+    assert rows["twopred"] == ["1", "2", "0", "1", "0", "0", "0", "0"]
+    assert rows["missing"] == ["1", "0", "0", "0", "0", "0", "0", "0"]
+    assert rows["discont"] == ["1", "1", "0", "1", "0", "1", "0", "0"]
 
 
 def test_vs_with_several_systems_is_one_line(capsys):

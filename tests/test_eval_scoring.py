@@ -16,6 +16,7 @@ from share_ner.eval.scoring import score
 from share_ner.formats import read_annotations
 
 EVAL = Path(__file__).parent / "fixtures" / "eval"
+DISC = Path(__file__).parent / "fixtures" / "eval_discontiguous"
 
 
 def M(*spans: tuple[int, int], cui: str = "CUI-less", doc: str = "d") -> Mention:
@@ -32,31 +33,66 @@ def pred() -> dict[str, list[Mention]]:
     return read_annotations(EVAL / "pred")
 
 
-# Per note: (n_gold, n_pred, strict_tp, relaxed_tp, cui_correct), counted by hand.
+# Per note: (n_gold, n_pred, strict_tp, relaxed_tp, cui_correct, disc_gold, disc_pred, disc_tp), counted by hand.
 HAND_COUNTS = {
     # gold diabetes 7-15, asthma 20-26; pred the same two with the same CUIs plus "has" 3-6:
-    # 2 strict, 2 relaxed ("has" overlaps nothing), 2 correct CUIs
-    "exact": (2, 3, 2, 2, 2),
+    # 2 strict, 2 relaxed ("has" overlaps nothing), 2 correct CUIs; nothing discontiguous
+    "exact": (2, 3, 2, 2, 2, 0, 0, 0),
     # gold "chest pain" 7-17; pred "Severe chest pain" 0-17: not identical, but overlapping
-    "boundary": (1, 1, 0, 1, 0),
-    # gold "left atrium ... dilated" 4-15;19-26; pred the hull 4-26: a different span set, overlapping
-    "discont": (1, 1, 0, 1, 0),
+    "boundary": (1, 1, 0, 1, 0, 0, 0, 0),
+    # gold "left atrium ... dilated" 4-15;19-26; pred the hull 4-26: a different span set, overlapping;
+    # one discontiguous gold mention, no discontiguous prediction
+    "discont": (1, 1, 0, 1, 0, 1, 0, 0),
     # gold "Acute renal failure" 0-19; preds "Acute renal" 0-11 and "renal failure" 6-19 both overlap it,
     # but one-to-one only one of them can be matched: relaxed 1, the other a false positive
-    "twopred": (1, 2, 0, 1, 0),
+    "twopred": (1, 2, 0, 1, 0, 0, 0, 0),
     # gold "stroke" 11-17 twice (C0038454, C0751956); pred 11-17 twice (C0751956, CUI-less):
     # 2 strict pairs; pairing equal CUIs first gives C0751956=C0751956 correct, C0038454 vs CUI-less wrong: 1
-    "dup": (2, 2, 2, 2, 1),
+    "dup": (2, 2, 2, 2, 1, 0, 0, 0),
     # empty gold file, empty pred file: a note with nothing in it
-    "empty": (0, 0, 0, 0, 0),
+    "empty": (0, 0, 0, 0, 0, 0, 0, 0),
     # gold "fever" 7-12; no pred file at all: predicts nothing
-    "missing": (1, 0, 0, 0, 0),
+    "missing": (1, 0, 0, 0, 0, 0, 0, 0),
+}
+
+# The discontiguous fixture (fixtures/eval_discontiguous), counted by hand.
+DISC_COUNTS = {
+    # "No renal or liver impairment. The left atrium is dilated."
+    # gold: renal 3-8 + impairment 18-28 (disc.), liver impairment 12-28, left atrium 34-45 + dilated 49-56 (disc.)
+    # pred: renal … impairment (disc., exact), liver impairment (exact), the hull 34-56 of "left atrium is
+    #   dilated" (contiguous, overlapping the third), No 0-2 + impairment 18-28 (disc., wrong)
+    # strict 2; relaxed 3 (each gold pairs with its own overlapping pred; "No … impairment" is left over);
+    # disc.: 2 gold, 2 predicted, 1 exact
+    "coord": (3, 4, 2, 3, 2, 2, 2, 1),
+    # "Fracture of the wrist or ankle; asthma."
+    # gold: Fracture of the wrist 0-21, Fracture of the 0-15 + ankle 25-30 (disc.), asthma 32-38
+    # pred: 0-21 (exact), 0-15 + 25-30 (disc., exact), 0-15 + 16-21 + 25-30 (disc., three spans, wrong)
+    # strict 2; relaxed 2 (asthma unfound, the three-span prediction overlaps only gold already paired);
+    # disc.: 1 gold, 2 predicted, 1 exact
+    "head": (3, 3, 2, 2, 2, 1, 2, 1),
 }
 
 
 @pytest.mark.parametrize("doc_id", sorted(HAND_COUNTS))
 def test_hand_counted_notes(gold, pred, doc_id):
     assert count_document(gold[doc_id], pred.get(doc_id, [])) == DocCounts(*HAND_COUNTS[doc_id])
+
+
+@pytest.mark.parametrize("doc_id", sorted(DISC_COUNTS))
+def test_hand_counted_discontiguous_notes(doc_id):
+    gold, pred = read_annotations(DISC / "gold"), read_annotations(DISC / "pred")
+    assert count_document(gold[doc_id], pred[doc_id]) == DocCounts(*DISC_COUNTS[doc_id])
+
+
+def test_discontiguous_scores_beside_the_overall_ones():
+    sc = score(read_annotations(DISC / "gold"), read_annotations(DISC / "pred"))
+    # overall: gold 3+3 = 6, pred 4+3 = 7, strict 2+2 = 4
+    assert (sc.n_gold, sc.n_pred, sc.strict.tp) == (6, 7, 4)
+    # disc.: gold 2+1 = 3, pred 2+2 = 4, exact 1+1 = 2: P 2/4, R 2/3, F1 2*2/(3+4) = 4/7
+    d = sc.discontiguous
+    assert (d.tp, d.fp, d.fn) == (2, 2, 1)
+    assert (d.precision, d.recall, d.f1) == pytest.approx((0.5, 2 / 3, 4 / 7))
+    assert sc.to_dict()["discontiguous"]["f1"] == pytest.approx(4 / 7)
 
 
 def test_fixture_totals(gold, pred):
@@ -77,14 +113,18 @@ def test_fixture_totals(gold, pred):
     assert sc.accuracy_strict == pytest.approx(3 / 8)
     assert sc.accuracy_relaxed == pytest.approx(3 / 4)
     assert sc.missing == ("missing",)
+    # discontiguous alone: 1 gold ("discont"), none predicted: P 0 (nothing predicted), R 0, F1 0
+    assert (sc.discontiguous.tp, sc.discontiguous.fp, sc.discontiguous.fn) == (0, 0, 1)
+    assert sc.discontiguous.f1 == 0.0
 
 
 def test_to_dict_has_the_agreed_keys(gold, pred):
     d = score(gold, pred).to_dict(by_doc=True)
-    assert set(d) == {"strict", "relaxed", "accuracy", "n_gold", "n_pred", "by_doc"}
+    assert set(d) == {"strict", "relaxed", "discontiguous", "accuracy", "n_gold", "n_pred", "by_doc"}
     assert set(d["strict"]) == {"precision", "recall", "f1", "tp", "fp", "fn"}
     assert d["accuracy"] == {"strict": pytest.approx(3 / 8), "relaxed": pytest.approx(3 / 4)}
-    assert d["by_doc"]["twopred"] == {"n_gold": 1, "n_pred": 2, "strict_tp": 0, "relaxed_tp": 1, "cui_correct": 0}
+    assert d["by_doc"]["twopred"] == {"n_gold": 1, "n_pred": 2, "strict_tp": 0, "relaxed_tp": 1, "cui_correct": 0,
+                                      "disc_gold": 0, "disc_pred": 0, "disc_tp": 0}
 
 
 def test_extra_predicted_note_is_an_error_unless_allowed(gold, pred):

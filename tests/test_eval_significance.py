@@ -55,8 +55,8 @@ def test_seed_makes_p_values_reproducible():
 def test_p_value_formula_on_a_tiny_case():
     # One note each; swapping it just exchanges A and B, so |diff| is unchanged in every shuffle:
     # c = N, p = (N + 1) / (N + 1) = 1 even though A is better.
-    a = np.array([[2, 2, 2, 2, 2]])
-    b = np.array([[2, 2, 0, 0, 0]])
+    a = np.array([[2, 2, 2, 2, 2, 0, 0, 0]])
+    b = np.array([[2, 2, 0, 0, 0, 0, 0, 0]])
     res = approximate_randomization(a, b, n_shuffles=50, seed=0)
     assert res["strict_f1"].diff == 1.0
     assert res["strict_f1"].p_value == 1.0
@@ -64,7 +64,7 @@ def test_p_value_formula_on_a_tiny_case():
 
 def test_bad_shuffle_count_is_a_user_error():
     with pytest.raises(ShareNerError, match="at least 1"):
-        approximate_randomization(np.zeros((1, 5)), np.zeros((1, 5)), n_shuffles=0)
+        approximate_randomization(np.zeros((1, 8)), np.zeros((1, 8)), n_shuffles=0)
 
 
 def test_ranking_orders_by_strict_f1_and_marks_significance():

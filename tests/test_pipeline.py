@@ -155,6 +155,30 @@ def test_training_does_not_depend_on_earlier_trainings_in_the_process(tmp_path: 
     assert (tmp_path / "a" / "model.crfsuite").read_bytes() == (tmp_path / "b" / "model.crfsuite").read_bytes()
 
 
+def test_oversampling_repeats_only_sentences_with_discontiguous_tags(tmp_path: Path, monkeypatch) -> None:
+    from share_ner.tagging import training
+
+    appended: list[list[str]] = []
+
+    class Recorder(training.pycrfsuite.Trainer):
+        def append(self, xseq, yseq, group=0):
+            appended.append(list(yseq))
+            super().append(xseq, yseq, group)
+
+    monkeypatch.setattr(training.pycrfsuite, "Trainer", Recorder)
+    docs = read_notes(FIXTURES / "text")
+    gold = read_pipe_dir(FIXTURES / "gold")
+    train_model(docs, gold, tmp_path / "once", TaggerConfig(max_iterations=5), fit_normalizer=False)
+    once = list(appended)
+    appended.clear()
+    train_model(docs, gold, tmp_path / "thrice", TaggerConfig(max_iterations=5, oversample_discontiguous=3),
+                fit_normalizer=False)
+    fragments = [tags for tags in once if "DB" in tags or "HB" in tags]
+    assert fragments and len(fragments) < len(once)
+    assert len(appended) == len(once) + 2 * len(fragments)
+    assert sorted(map(tuple, appended)) == sorted(map(tuple, once + fragments + fragments))
+
+
 def test_annotate_many_is_annotate_note_by_note_and_isolates_failures(model: Path, monkeypatch) -> None:
     from share_ner.linking.normalizer import Normalizer
 

@@ -49,7 +49,8 @@ def test_page_holds_the_hand_counted_figures(page):
     # clinic for pred: strict TP 2 + 4 = 6 of 10 gold and 9 predicted -> F1 12/19
     assert a["by_group"]["clinic"]["strict_f1"] == pytest.approx(12 / 19)
     assert b["by_group"]["radiology"]["strict_f1"] == 0
-    assert set(d["significance"]) == {"strict_f1", "relaxed_f1", "strict_accuracy", "relaxed_accuracy"}
+    assert set(d["significance"]) == {"strict_f1", "relaxed_f1", "discontiguous_f1", "strict_accuracy",
+                                      "relaxed_accuracy"}
     assert d["significance"]["strict_f1"]["diff"] == pytest.approx(8 / 19 - 20 / 29)
     assert [n["id"] for n in d["notes"]] == ["cuis", "discont", "discont2", "exact", "fp", "missing", "spans"]
     discont = d["notes"][1]

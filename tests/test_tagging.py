@@ -51,6 +51,7 @@ def test_config_rejects_unknown_feature_group() -> None:
     ({"max_iterations": 0}, "max_iterations"),
     ({"gazetteer_folds": 1.5}, "gazetteer_folds"),
     ({"train_gazetteer": "yes"}, "train_gazetteer"),
+    ({"oversample_discontiguous": 0}, "oversample_discontiguous must be an integer >= 1"),
 ])
 def test_config_rejects_bad_values(data: dict, bad: str) -> None:
     with pytest.raises(ShareNerError, match=bad):

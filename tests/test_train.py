@@ -231,6 +231,27 @@ def test_a_model_saved_before_the_algorithm_setting_reads_back_as_lbfgs(trained:
     assert Pipeline.load(old).config.algorithm == "lbfgs"
 
 
+def test_a_model_saved_before_the_learned_pairing_decodes_with_the_rules(trained: Path, tmp_path: Path) -> None:
+    import shutil
+
+    assert (trained / "pairing.json").is_file() and Pipeline.load(trained).tagger.pairing is not None
+    old = tmp_path / "old"
+    shutil.copytree(trained, old)
+    meta = json.loads((old / "config.json").read_text(encoding="utf-8"))
+    del meta["tagger"]["pairing"]  # as written before the setting existed
+    (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    (old / "pairing.json").unlink()
+    pipeline = Pipeline.load(old)
+    assert pipeline.config.pairing == "rules" and pipeline.tagger.pairing is None
+    note = next(iter(read_notes(TEXT).values()))
+    assert pipeline.tag(note)  # the rules decode its tags
+    # a model that names the learned pairing but lost its file is refused in one line naming the file
+    meta["tagger"]["pairing"] = "learned"
+    (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(Exception, match="pairing.json"):
+        Pipeline.load(old)
+
+
 def test_gold_without_note_and_note_without_gold_are_warned_and_strict_stops(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text, gold = _copy_fixture(tmp_path)

@@ -10,7 +10,7 @@ import json
 
 from share_ner.formats import read_annotations
 from share_ner.inputs.files import read_notes
-from share_ner.tagging.scheme import SCHEMES, round_trip_ceiling
+from share_ner.tagging.scheme import PAIRINGS, SCHEMES, round_trip_ceiling
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--gold", required=True, metavar="G", help="gold annotations (pipe, BRAT or JSONL)")
     p.add_argument("--scheme", choices=sorted(SCHEMES), default="biohd",
                    help="biohd = B/I/O/DB/DI/HB/HI (default); bio = discontiguous mentions as their hull")
+    p.add_argument("--pairing", choices=PAIRINGS, default="learned",
+                   help="learned = fragment tags, a mention survives when it is a union of fragments (what a perfect "
+                   "pairing step gives back; default); rules = the tags the decoding rules read back")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=run)
 
@@ -32,6 +35,7 @@ def format_table(result: dict) -> str:
     lost = result["lost"]
     rows = [
         ("scheme", result["scheme"]),
+        ("pairing", result["pairing"]),
         ("notes", result["notes"]),
         ("sentences", result["sentences"]),
         ("tokens", result["tokens"]),
@@ -50,7 +54,7 @@ def format_table(result: dict) -> str:
 def run(args: argparse.Namespace) -> int:
     docs = read_notes(args.text)
     gold = read_annotations(args.gold, docs)  # checks every span ends within its note
-    result = round_trip_ceiling(docs, gold, args.scheme)
+    result = round_trip_ceiling(docs, gold, args.scheme, args.pairing)
     if args.json:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:

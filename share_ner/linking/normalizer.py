@@ -12,7 +12,7 @@ them in this order):
    plurals and inflections ignored) equals that of a training string or a
    lexicon name;
 3. ``abbreviation`` — the mention is a short form defined in the note
-   (scispaCy's abbreviation detector) or in the clinical abbreviation list, and
+   (the Schwartz & Hearst detector, ``share_ner.features.abbreviations``) or in the clinical abbreviation list, and
    an expansion matches by step 1 or 2; otherwise the expansions join the
    queries of step 7 (a short form defined in the note, or listed in the site's
    own list, is expanded before step 1: the note says what it means; so is one

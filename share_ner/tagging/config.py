@@ -18,6 +18,7 @@ from share_ner.features.config import FeatureConfig
 from share_ner.settings import checked_settings, load_settings
 
 SCHEMES = ("biohd", "bio")
+PAIRINGS = ("learned", "rules")
 # CRFsuite training algorithms offered, and their iteration counts when the config gives none.
 # Passive-aggressive (type I) was chosen over L-BFGS by mean strict F1 on the dev splits of chia,
 # ncbi_disease and bc5cdr (see docs/tagger.md).
@@ -51,13 +52,21 @@ class TaggerConfig:
         coordination: mark coordinations whose distributed reading is a known term
             ("renal or liver impairment" → "renal impairment"), the source of most
             discontiguous mentions (needs a lexicon or the training gazetteer).
+        pairing: how the biohd scheme's D/H fragments become mentions: ``"learned"`` (fragment tags that hold
+            overlapping mentions, joined by a classifier trained on the training mentions,
+            ``share_ner.tagging.pairing``) or ``"rules"`` (the decoding rules of ``share_ner.tagging.scheme``).
         expand_coordinations: after tagging, complete a coordination next to a tagged
-            mention when its distributed reading is a known term (biohd scheme only).
+            mention: with learned pairing when the classifier accepts the conjunct's distributed reading, with
+            the rules when it is a known term (biohd scheme only).
+        learned_coordinations: with learned pairing, complete coordinations with the pairing's coordination
+            classifier instead of the known-term rule (off: the rule scored higher on chia/dev, docs/tagger.md).
         balance_brackets: after tagging, repair mentions whose round brackets do not
             pair up (close with the next token or cut before the unpaired bracket).
         evidence: after tagging, check each note's mentions against the note and the lexicon
             (``share_ner.tagging.evidence``): whole disease names, lone generic heads, acronyms
             written in lower case, ambiguous short forms, short forms the note defines.
+        oversample_discontiguous: give CRFsuite each training sentence with D/H tags this many times (1: once,
+            as every other sentence; more did not help on chia/dev, docs/tagger.md).
         features: ``share_ner.features.FeatureConfig`` (feature groups on/off).
     """
 
@@ -72,28 +81,34 @@ class TaggerConfig:
     gazetteer_folds: int = 5
     gazetteer_reliability: bool = False
     coordination: bool = True
+    pairing: str = "learned"
     expand_coordinations: bool = True
+    learned_coordinations: bool = False
     balance_brackets: bool = True
     evidence: bool = False
+    oversample_discontiguous: int = 1
     features: FeatureConfig = field(default_factory=FeatureConfig)
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
             raise ShareNerError(f"tagger config: scheme {self.scheme!r} is not one of {', '.join(SCHEMES)}")
+        if self.pairing not in PAIRINGS:
+            raise ShareNerError(f"tagger config: pairing {self.pairing!r} is not one of {', '.join(PAIRINGS)}")
         if self.algorithm not in ALGORITHMS:
             raise ShareNerError(f"tagger config: algorithm {self.algorithm!r} is not one of {', '.join(ALGORITHMS)}")
         for name in ("c1", "c2"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ShareNerError(f"tagger config: {name} must be a number >= 0, got {value!r}")
-        for name, low in (("max_iterations", 1), ("min_feature_freq", 0), ("gazetteer_folds", 1)):
+        for name, low in (("max_iterations", 1), ("min_feature_freq", 0), ("gazetteer_folds", 1),
+                          ("oversample_discontiguous", 1)):
             value = getattr(self, name)
             if name == "max_iterations" and value is None:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
         for name in ("all_possible_transitions", "train_gazetteer", "gazetteer_reliability", "coordination",
-                     "expand_coordinations", "balance_brackets", "evidence"):
+                     "expand_coordinations", "learned_coordinations", "balance_brackets", "evidence"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

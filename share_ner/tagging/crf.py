@@ -28,9 +28,10 @@ from share_ner.lexicons.abbreviations import other_senses
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.evidence import Evidence
+from share_ner.tagging.pairing import PairingModel, expand, pair_fragments, reread_lone
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
-from share_ner.tagging.scheme import decode
+from share_ner.tagging.scheme import _to_mention, decode
 from share_ner.tagging.weights import WeightsError, check_model_bytes, read_weights, viterbi
 from share_ner.text import split_sentences
 
@@ -80,9 +81,44 @@ def doc_emissions(doc: Document, resources: TaggerResources, features: FeatureCo
     return sentences, document_scores(doc, sentences, resources.features, features, table, extras), extras
 
 
+def _paired(sentence: Sentence, tags: list[str], pairing: PairingModel, resources: TaggerResources,
+            coordinations: str | None) -> list[Mention]:
+    """A sentence's fragment tags joined into mentions by the learned pairing (``share_ner.tagging.pairing``), and
+    coordinations the CRF found only in part completed: ``coordinations="rules"`` by :func:`expand_coordinations`
+    (a known term), ``"learned"`` by the pairing's coordination classifier, None not at all."""
+    words = [t.text for t in sentence.tokens]
+    matcher = resources.term_matcher
+    lookup = matcher.lookup if matcher is not None else None
+    found, lone = pair_fragments(words, tags, pairing, lookup)
+    if lone:
+        reread = reread_lone(words, tags, lone, pairing, lookup)
+        found += [idx for idx, _ in reread]
+        joined = {frag for _, frag in reread}
+        lone = [frag for frag in lone if frag not in joined]
+    # a D fragment no candidate took is kept only when it is a known term
+    found += [tuple(range(a, b + 1)) for a, b in lone if lookup is not None and lookup(" ".join(words[a:b + 1]))]
+    if coordinations == "learned":
+        taken = {frozenset(idx) for idx in found}
+        contiguous = [(idx[0], idx[-1]) for idx in found if len(idx) > 1 and idx[-1] - idx[0] + 1 == len(idx)]
+        added = expand(words, tags, contiguous, taken, pairing, lookup)
+        if added:
+            # a bare conjunct tagged as a mention of its own gives way to its distributed reading, unless a term
+            bare = {frozenset(range(a, b + 1)) for runs, side in added for a, b in (runs[0 if side == "CR" else 1],)}
+            found = [idx for idx in found if frozenset(idx) not in bare
+                     or (lookup is not None and lookup(" ".join(words[idx[0]:idx[-1] + 1])))]
+            found += [tuple(i for a, b in runs for i in range(a, b + 1)) for runs, _ in added]
+    mentions = sorted({_to_mention(sentence, idx) for idx in found})
+    if coordinations == "rules" and matcher is not None and mentions:
+        mentions = expand_coordinations(sentence, mentions, resources)
+    return mentions
+
+
 def _mentions(sentence: Sentence, tags: list[str], scheme: str, resources: TaggerResources | None,
-              brackets: bool) -> list[Mention]:
+              brackets: bool, pairing: PairingModel | None = None, coordinations: str | None = None) -> list[Mention]:
     """A sentence's CRF tags decoded into CUI-less mentions, repaired (see :meth:`CrfTagger.tag`)."""
+    if pairing is not None and resources is not None:
+        found = _paired(sentence, tags, pairing, resources, coordinations)
+        return balance_brackets(sentence, found) if brackets and found else found
     found = decode(sentence, tags, scheme=scheme)
     if resources is not None and found:
         found = drop_lone_fragments(sentence, tags, found, resources)
@@ -96,10 +132,11 @@ class CrfTagger:
     """The trained CRF tagger of a model directory: its settings, feature resources and CRFsuite weights."""
 
     def __init__(self, config: TaggerConfig, crf: pycrfsuite.Tagger, resources: TaggerResources,
-                 model_bytes: bytes | None = None) -> None:
+                 model_bytes: bytes | None = None, pairing: PairingModel | None = None) -> None:
         if resources.weights is None:
             raise ValueError("a tagger's resources need the model's weights")
         self.config = config
+        self.pairing = pairing  # the learned fragment pairing, None: the decoding rules
         self.crf = crf  # CRFsuite's own tagger, for the sentences viterbi is unsure of
         self._model_bytes = model_bytes  # a tagger opened in memory reads them for as long as it lives
         self.resources = resources
@@ -117,8 +154,9 @@ class CrfTagger:
             ShareNerError: one line naming the file that cannot be read.
         """
         try:
-            # Models saved before the ``algorithm`` setting existed were all trained with L-BFGS.
-            config = TaggerConfig.from_dict({"algorithm": "lbfgs", **info.tagger})
+            # Models saved before the ``algorithm`` setting existed were all trained with L-BFGS, those before
+            # ``pairing`` decode with the rules.
+            config = TaggerConfig.from_dict({"algorithm": "lbfgs", "pairing": "rules", **info.tagger})
         except ShareNerError as exc:
             raise ModelError(
                 f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
@@ -153,7 +191,13 @@ class CrfTagger:
 
         files = (info.path(FILES.terms) if info.has_terms else None,
                  info.path(FILES.clusters) if info.has_clusters else None, info.path(FILES.crf))
-        return cls(config, tagger, cached_resources(files, build), data)
+        pairing = None
+        if config.pairing == "learned" and config.scheme == "biohd":
+            try:
+                pairing = PairingModel.load(info.path(FILES.pairing))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ModelError(f"{info.path(FILES.pairing)}: not a readable pairing model ({exc})") from None
+        return cls(config, tagger, cached_resources(files, build), data, pairing)
 
     def tag(self, doc: Document) -> list[Mention]:
         """The note's disorder mentions, all ``CUI-less``."""
@@ -192,13 +236,12 @@ class CrfTagger:
         names = self.weights.labels
         outside = names.index("O") if "O" in names else -1  # no O: every sentence is decoded
         inside = np.add.reduceat(labels != outside, np.cumsum([0, *lengths[:-1]])) > 0  # a sentence with a mention
-        resources = self.resources if config.expand_coordinations and config.scheme == "biohd" else None
-        if resources is not None and resources.term_matcher is None:
-            resources = None
+        resources, coordinations = self.decoding()
         k = start = 0
         for i, doc, sentences, scores, extras in notes:
             try:
-                out[i] = self._decode(doc, sentences, extras, labels, unsure, inside, k, start, resources)
+                out[i] = self._decode(doc, sentences, extras, labels, unsure, inside, k, start, resources,
+                                      coordinations)
                 if self.evidence is not None:
                     out[i] = self.evidence.check(doc, sentences, out[i])
             except Exception as exc:  # noqa: BLE001 - reported for this note only
@@ -207,9 +250,22 @@ class CrfTagger:
             start += len(scores)  # a row per token
         return out
 
+    def decoding(self) -> tuple[TaggerResources | None, str | None]:
+        """What :func:`_mentions` takes besides a sentence's tags: the resources of the repairs (None: no repair
+        needs them) and the coordination step of the learned pairing (``"rules"``, ``"learned"`` or None)."""
+        config = self.config
+        if self.pairing is not None:  # the pairing runs with or without terms
+            coordinations = ("learned" if config.learned_coordinations else "rules") \
+                if config.expand_coordinations else None
+            return self.resources, coordinations
+        resources = self.resources if config.expand_coordinations and config.scheme == "biohd" else None
+        if resources is not None and resources.term_matcher is None:
+            resources = None
+        return resources, None
+
     def _decode(self, doc: Document, sentences: list[Sentence], extras: list[Mapping[int, dict]] | None,
                 labels: np.ndarray, unsure: np.ndarray, inside: np.ndarray, k: int, start: int,
-                resources: TaggerResources | None) -> list[Mention]:
+                resources: TaggerResources | None, coordinations: str | None = None) -> list[Mention]:
         """One note's mentions from the labels of its sentences (the ``k``-th on, from token ``start`` on)."""
         config = self.config
         names = self.weights.labels
@@ -225,7 +281,8 @@ class CrfTagger:
             elif inside[k + j]:
                 tags = [names[y] for y in labels[start:start + n].tolist()]
             if tags is not None and tags.count("O") < n:
-                found += _mentions(sentence, tags, config.scheme, resources, config.balance_brackets)
+                found += _mentions(sentence, tags, config.scheme, resources, config.balance_brackets, self.pairing,
+                                   coordinations)
             start += n
         return found
 

@@ -27,7 +27,7 @@ makes them, each from evidence, never from a list of the words concerned:
    are, or none is and the short form is named among disorders: in a list of mentions ("SOB and CP", "DVT,
    PE") or in a sentence that holds another mention ("CT showed a left MCA CVA and carotid stenosis").
 4. **Defined short forms recur** (:meth:`Evidence.defined_short_forms`). A short form the note defines for a
-   mention ("T-cell prolymphocytic leukemia (T-PLL)": scispaCy's detector, :func:`find_definitions`, or a
+   mention ("T-cell prolymphocytic leukemia (T-PLL)": the Schwartz & Hearst detector, :func:`find_definitions`, or a
    mention followed by a short form in brackets whose letters its words spell) is a mention wherever it
    recurs in the note; the normalizer gives it the long form's CUI. When the long form the short form spells
    starts before the mention, the mention takes it in: the note names the disorder whole.
@@ -209,7 +209,7 @@ class Evidence:
     def definitions(self, doc: Document, mentions: list[Mention]
                     ) -> tuple[list[Mention], dict[str, list[tuple[tuple[int, int], tuple[int, int]]]]]:
         """The short forms the note defines: short form → its (short-form span, long-form span) occurrences
-        (scispaCy's detector, and a mention followed by a short form in brackets whose letters its words spell,
+        (the Schwartz & Hearst detector, and a mention followed by a short form in brackets whose letters its words spell,
         the first at a word's start: "T-cell prolymphocytic leukemia (T-PLL)"), and ``mentions`` with a mention
         widened to the long form that its short form spells when that starts before it ("prolymphocytic
         leukemia" in "T-cell prolymphocytic leukemia (T-PLL)": the note names the disorder whole)."""

@@ -61,6 +61,8 @@ __all__ = [
     "decode",
     "encode",
     "encode_report",
+    "fragments",
+    "held",
     "get_scheme",
     "mention_tokens",
     "validate",
@@ -195,7 +197,7 @@ def _to_mention(sentence: Sentence, indices: Iterable[int]) -> Mention:
 # ---------------------------------------------------------------- decoding
 
 
-def _fragments(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+def fragments(tags: Sequence[str]) -> list[tuple[str, int, int]]:
     """(family "", "D" or "H", first, last) runs; lenient about inside tags without a begin."""
     frags: list[tuple[str, int, int]] = []
     fam: str | None = None
@@ -242,7 +244,7 @@ def _nearest(heads: list[tuple[int, int]], a: int, b: int) -> int:
 
 
 def _decode_indices(tags: Sequence[str], scheme: Scheme) -> list[tuple[int, ...]]:
-    frags = _fragments(tags)
+    frags = fragments(tags)
     if scheme.name == "bio":
         return [tuple(range(a, b + 1)) for _, a, b in frags]
     out: list[tuple[int, ...]] = []
@@ -335,6 +337,37 @@ def decode(sentence: Sentence, tags: Sequence[str], scheme: str | Scheme = "bioh
 # ---------------------------------------------------------------- encoding
 
 
+def _tag_fragments(n: int, items: Sequence[tuple[int, ...]]) -> list[str]:
+    """Tags in which every fragment (a tag run) holds tokens of the same mentions, so each mention is a union of
+    fragments: a new fragment begins wherever the set of mentions covering a token changes. Tokens of two or more
+    mentions are H, the other tokens of a mention sharing a token or of several runs D, the rest B/I."""
+    owners: list[tuple[int, ...]] = [()] * n
+    for k, idx in enumerate(items):
+        for i in idx:
+            owners[i] = (*owners[i], k)
+    special = [any(len(owners[i]) > 1 for i in idx) or len(_runs(idx)) > 1 for idx in items]
+    tags = ["O"] * n
+    for i, own in enumerate(owners):
+        if not own:
+            continue
+        fam = "H" if len(own) > 1 else ("D" if special[own[0]] else "")
+        tags[i] = fam + ("I" if i > 0 and owners[i - 1] == own else "B")
+    return tags
+
+
+def held(tags: Sequence[str], indices: Iterable[int]) -> bool:
+    """Is the token set ``indices`` a union of whole fragments of ``tags`` (what a perfect pairing gives back)?"""
+    want = set(indices)
+    got: set[int] = set()
+    for _, a, b in fragments(tags):
+        run = set(range(a, b + 1))
+        if run <= want:
+            got |= run
+        elif run & want:
+            return False
+    return bool(want) and got == want
+
+
 def _tag_biohd(n: int, items: Sequence[tuple[int, ...]]) -> list[str]:
     tags = ["O"] * n
     count = [0] * n
@@ -368,8 +401,11 @@ def _tag_bio(n: int, items: Sequence[tuple[int, ...]]) -> list[str]:
     return tags
 
 
+PAIRINGS = ("learned", "rules")
+
+
 def encode_report(
-    sentence: Sentence, mentions: Iterable[Mention], scheme: str | Scheme = "biohd"
+    sentence: Sentence, mentions: Iterable[Mention], scheme: str | Scheme = "biohd", pairing: str = "rules"
 ) -> EncodeResult:
     """Tags for ``sentence`` and what they lose.
 
@@ -378,7 +414,13 @@ def encode_report(
     give back (overlaps one sequence cannot hold, mentions crossing the
     sentence boundary); ``inexact`` lists mentions whose boundary falls inside
     a token (encoded widened to whole tokens).
+
+    ``pairing="rules"`` gives tags the decoding rules (:func:`decode`) read back exactly, dropping mentions they
+    cannot; ``pairing="learned"`` gives fragment tags (:func:`held`): every mention is a union of fragments, joined
+    again by the learned pairing (``share_ner.tagging.pairing``), so only mentions crossing the sentence are lost.
     """
+    if pairing not in PAIRINGS:
+        raise ShareNerError(f"unknown pairing {pairing!r}; allowed: {', '.join(PAIRINGS)}")
     sch = get_scheme(scheme)
     n = len(sentence.tokens)
     dropped: list[Mention] = []
@@ -403,15 +445,18 @@ def encode_report(
         items.append((m, idx))
     if sch.name == "bio":
         tags, lost = _encode_bio(n, items)
+    elif pairing == "learned":
+        tags, lost = _tag_fragments(n, [idx for _, idx in items]), []
     else:
         tags, lost = _encode_biohd(n, items, sch)
     dropped.extend(lost)
     return EncodeResult(tags, dropped, inexact)
 
 
-def encode(sentence: Sentence, mentions: Iterable[Mention], scheme: str | Scheme = "biohd") -> list[str]:
+def encode(sentence: Sentence, mentions: Iterable[Mention], scheme: str | Scheme = "biohd",
+           pairing: str = "rules") -> list[str]:
     """One tag per token of ``sentence`` (see :func:`encode_report` for what is lost)."""
-    return encode_report(sentence, mentions, scheme).tags
+    return encode_report(sentence, mentions, scheme, pairing).tags
 
 
 def _encode_bio(n: int, items: list[tuple[Mention, tuple[int, ...]]]) -> tuple[list[str], list[Mention]]:
@@ -483,17 +528,20 @@ def check_mentions(doc: Document, mentions: Iterable[Mention]) -> None:
 
 
 def round_trip_ceiling(
-    docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]], scheme: str | Scheme = "biohd"
+    docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]], scheme: str | Scheme = "biohd",
+    pairing: str = "learned",
 ) -> dict:
     """How many gold mentions survive split → encode → decode exactly (strict: same spans).
 
-    Returns counts for all mentions and for discontiguous ones, and why the
-    others were lost: ``inexact`` (a boundary inside a token), ``crossing``
-    (the mention crosses a sentence boundary), ``dropped`` (an overlap the tag
-    sequence cannot hold) and ``misdecoded`` (encoded, but the decoding rules
-    give it back differently). Gold for a note that is missing is an error.
+    With ``pairing="learned"`` (biohd) a mention survives when the fragment tags hold it (:func:`held`: a perfect
+    pairing step gives it back); with ``"rules"`` when the decoding rules give it back. Returns counts for all
+    mentions and for discontiguous ones, and why the others were lost: ``inexact`` (a boundary inside a token),
+    ``crossing`` (the mention crosses a sentence boundary), ``dropped`` (an overlap the tag sequence cannot hold)
+    and ``misdecoded`` (encoded, but the decoding rules give it back differently). Gold for a note that is missing
+    is an error.
     """
     sch = get_scheme(scheme)
+    learned = pairing == "learned" and sch.name == "biohd"
     total = survived = disc = disc_survived = 0
     lost = {"inexact": 0, "crossing": 0, "dropped": 0, "misdecoded": 0}
     tokens = sentences_n = 0
@@ -521,10 +569,16 @@ def round_trip_ceiling(
         inexact: set[Mention] = set()
         dropped: set[Mention] = set()
         for k, sms in by_sent.items():
-            res = encode_report(sents[k], sms, sch)
+            res = encode_report(sents[k], sms, sch, pairing if learned else "rules")
             inexact.update(res.inexact)
             dropped.update(res.dropped)
-            decoded.update(m.spans for m in decode(sents[k], res.tags, sch))
+            if not learned:
+                decoded.update(m.spans for m in decode(sents[k], res.tags, sch))
+                continue
+            for m in sms:
+                got = mention_tokens(sents[k], m)
+                if got is not None and got[1] and got[2] and held(res.tags, got[0]):
+                    decoded.add(m.spans)
         for m in ms:
             total += 1
             ok = m.spans in decoded
@@ -544,6 +598,7 @@ def round_trip_ceiling(
                 lost["misdecoded"] += 1
     return {
         "scheme": sch.name,
+        "pairing": "learned" if learned else "rules",
         "notes": len(gold),
         "sentences": sentences_n,
         "tokens": tokens,

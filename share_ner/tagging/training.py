@@ -46,6 +46,7 @@ from share_ner.lexicons.lexicon import Lexicon
 from share_ner.model import FILES, write_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.crf import doc_sequences
+from share_ner.tagging.pairing import PairingExamples
 from share_ner.tagging.resources import (
     LEXICON_SEMTYPE,
     TRAIN_SEMTYPE,
@@ -53,7 +54,7 @@ from share_ner.tagging.resources import (
     TaggerResources,
     make_resources,
 )
-from share_ner.tagging.scheme import encode_report
+from share_ner.tagging.scheme import encode_report, mention_tokens
 from share_ner.text import split_sentences
 
 log = logging.getLogger(__name__)
@@ -327,6 +328,9 @@ def train_tagger(
     trainer.set_params(params)
     counts = report.counts
     order = sorted(docs)
+    learned = config.pairing == "learned" and config.scheme == "biohd"
+    # the coordination classifier's examples only when it is used (they are most of the pairing's training time)
+    examples = PairingExamples(config.learned_coordinations) if learned else None
     for fold_id in range(k):
         resources = resources_for(fold_id if k > 1 else None)
         say(f"features: fold {fold_id + 1}/{k}" if k > 1 else "features")
@@ -345,13 +349,22 @@ def train_tagger(
                 continue
             placed = _assign_mentions(seqs, mentions)
             counts.cross_sentence += len(mentions) - sum(len(v) for v in placed)
+            lookup = resources.term_matcher.lookup if resources.term_matcher is not None else None
             for (sentence, feats), inside in zip(seqs, placed):
-                result = encode_report(sentence, inside, scheme=config.scheme)
+                result = encode_report(sentence, inside, scheme=config.scheme,
+                                       pairing="learned" if learned else "rules")
                 counts.inexact += len(result.inexact)
                 counts.dropped += len(result.dropped)
                 counts.sentences += 1
                 counts.tokens += len(feats)
-                trainer.append(feats, list(result.tags))
+                tags = list(result.tags)
+                copies = config.oversample_discontiguous if "DB" in tags or "HB" in tags else 1
+                for _ in range(copies):
+                    trainer.append(feats, tags)
+                if examples is not None and inside:
+                    # the pairing learns from the gold fragments, its term lookups jackknifed like the CRF's
+                    gold_idx = [got[0] for got in (mention_tokens(sentence, m) for m in inside) if got and got[0]]
+                    examples.add([t.text for t in sentence.tokens], result.tags, gold_idx, lookup)
             del seqs
     say(f"training CRF on {counts.sentences} sentences, {counts.tokens} tokens "
         + (f"(L-BFGS, c1={config.c1}, c2={config.c2}, max {config.iterations} iterations)"
@@ -359,6 +372,9 @@ def train_tagger(
     _seed_crfsuite()
     trainer.train(str(tmp / FILES.crf))
     report.features = _count_features(tmp / FILES.crf)
+    if examples is not None:
+        say("fitting the fragment pairing")
+        examples.fit().save(tmp / FILES.pairing)
 
     # What tagging needs: the full (non-jackknifed) term list and the clusters.
     terms_info = None

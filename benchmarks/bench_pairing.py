@@ -1,0 +1,119 @@
+"""The learned pairing and the ideas around it for discontiguous recall, on dev splits only (train on chia/train,
+tag chia/dev).
+
+A model trained by ``share-ner train`` with the defaults (fragment tags, learned pairing; ``--no-normalizer``), its
+tags decoded in several ways: the default decoding; without its three-fragment candidates or its re-reading of lone
+D fragments (``PairingModel.max_parts`` / ``reread``); with the learned coordination classifier instead of the
+known-term rule (its own model, ``"learned_coordinations": true``), with no coordination step; the decoding rules of
+``share_ner.tagging.scheme`` on the same fragment tags; a bias towards the D/H tags added to every token's emission
+scores (the weights of the ``bias`` attribute every token carries; the few sentences tagged by CRFsuite itself keep
+the model's own weights); and models trained with the sentences holding D/H tags repeated
+(``oversample_discontiguous``). A rule stays only where it beats the learned step here. Writes
+``benchmarks/results/pairing.md``::
+
+    nice python benchmarks/bench_pairing.py [--data DIR] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from bench_data import RESULTS_DIR, dev_args, write_results
+
+RESULTS = RESULTS_DIR / "pairing.md"
+COMMAND = "nice python benchmarks/bench_pairing.py"
+DEFAULT = "learned pairing + known-term coordination rule (default)"
+# decoding -> (training settings, decoding changes: "config" (tagger settings), "pairing" (PairingModel fields),
+# "bias" (added to the D/H emission scores); None: the decoding rules)
+VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
+    DEFAULT: ({}, {}),
+    "learned pairing, pairs only (no three-fragment candidates)": ({}, {"pairing": {"max_parts": 2}}),
+    "learned pairing, lone D fragments not re-read": ({}, {"pairing": {"reread": False}}),
+    "learned pairing, pairs only and no re-reading": ({}, {"pairing": {"max_parts": 2, "reread": False}}),
+    "learned pairing + learned coordination classifier": ({"learned_coordinations": True}, {}),
+    "learned pairing, no coordination step": ({}, {"config": {"expand_coordinations": False}}),
+    "decoding rules on the same fragment tags": ({}, None),
+    "default, D/H emission bias +0.1": ({}, {"bias": 0.1}),
+    "default, D/H emission bias +0.2": ({}, {"bias": 0.2}),
+    "default, D/H emission bias +0.4": ({}, {"bias": 0.4}),
+    "default, sentences with D/H tags trained twice": ({"oversample_discontiguous": 2}, {}),
+    "default, sentences with D/H tags trained 3 times": ({"oversample_discontiguous": 3}, {}),
+}
+
+
+def _biased(tagger: Any, bias: float) -> None:
+    """Add ``bias`` to the D/H labels' weight of the attribute every token carries (so to every token's emission
+    scores) and rebuild the tagger's score table."""
+    from share_ner.features.scores import ScoreTable
+
+    weights = tagger.weights
+    row = weights.attributes[b"bias"]
+    for label in ("DB", "DI", "HB", "HI"):
+        weights.state[row, weights.labels.index(label)] += bias
+    tagger.scores = ScoreTable(weights.attributes, weights.state)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = dev_args(__doc__, "bench_pairing", RESULTS, argv)
+    if args is None:
+        return 0
+    from share_ner.eval.scoring import score
+    from share_ner.formats import read_annotations
+    from share_ner.inputs.files import read_notes
+    from share_ner.pipeline import Pipeline
+
+    train, dev = args.data / "chia" / "train", args.data / "chia" / "dev"
+    docs = read_notes(dev / "text")
+    gold = read_annotations(dev / "gold", docs)
+    gold = {d: gold.get(d, []) for d in docs}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-pairing-") as tmp:
+        models: dict[str, Path] = {}
+        for name, (settings, change) in VARIANTS.items():
+            key = json.dumps(settings, sort_keys=True)
+            if key not in models:  # the same settings train the same model
+                models[key] = model = Path(tmp) / f"model{len(models)}"
+                config = Path(tmp) / f"config{len(models)}.json"
+                config.write_text(key, encoding="utf-8")
+                subprocess.run([sys.executable, "-m", "share_ner.cli", "train", "--text", str(train / "text"),
+                                "--gold", str(train / "gold"), "--model", str(model), "--config", str(config),
+                                "--no-normalizer", "--quiet"], check=True)
+            pipeline = Pipeline.load(models[key])
+            tagger = pipeline.tagger
+            if change is None:
+                tagger.pairing = None
+            else:
+                if "config" in change:
+                    tagger.config = replace(tagger.config, **change["config"])
+                if "pairing" in change:
+                    tagger.pairing = replace(tagger.pairing, **change["pairing"])
+                if "bias" in change:
+                    _biased(tagger, change["bias"])
+            sc = score(gold, {d: pipeline.tag(doc) for d, doc in docs.items()})
+            rows.append((name, sc))
+            print(f"{name}: strict F1 {sc.strict.f1:.3f} disc. F1 {sc.discontiguous.f1:.3f}", file=sys.stderr)
+    lines = ["# Learned pairing, its parts and the ideas tried beside it (chia/dev)", "",
+             f"Command: `{COMMAND}`. Trained on chia/train by `share-ner train` with the defaults "
+             "(`--no-normalizer`) unless the row says otherwise; chia/dev tagged by the same CRF, its fragments "
+             "joined in each of the ways below. `disc.` = strict on the discontiguous mentions alone (103 gold). "
+             "Emission bias: added to the scores of the D/H tags of every token before Viterbi.", "",
+             "| decoding | strict P | strict R | strict F1 | relaxed F1 | disc. P | disc. R | disc. F1 "
+             "| disc. TP / predicted |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, sc in rows:
+        d = sc.discontiguous
+        lines.append(f"| {name} | {sc.strict.precision:.3f} | {sc.strict.recall:.3f} | **{sc.strict.f1:.3f}** "
+                     f"| {sc.relaxed.f1:.3f} | {d.precision:.3f} | {d.recall:.3f} | **{d.f1:.3f}** "
+                     f"| {d.tp} / {d.tp + d.fp} |")
+    write_results(args.out, "\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
