@@ -11,7 +11,7 @@ import pytest
 from share_ner.cli import main
 from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
-from share_ner.model import write_config
+from share_ner.model import CHECKSUM_KEY, MANIFEST_KEY, ModelError, seal_model, write_config
 from share_ner.pipeline import Pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
@@ -238,9 +238,12 @@ def test_a_model_saved_before_the_learned_pairing_decodes_with_the_rules(trained
     old = tmp_path / "old"
     shutil.copytree(trained, old)
     meta = json.loads((old / "config.json").read_text(encoding="utf-8"))
-    del meta["tagger"]["pairing"]  # as written before the setting existed
+    del meta["tagger"]["pairing"]  # as written before the setting existed, and before models had a manifest
+    for key in (MANIFEST_KEY, CHECKSUM_KEY):
+        del meta[key]
     (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
     (old / "pairing.json").unlink()
+    seal_model(old, Pipeline.load)
     pipeline = Pipeline.load(old)
     assert pipeline.config.pairing == "rules" and pipeline.tagger.pairing is None
     note = next(iter(read_notes(TEXT).values()))
@@ -248,8 +251,8 @@ def test_a_model_saved_before_the_learned_pairing_decodes_with_the_rules(trained
     # a model that names the learned pairing but lost its file is refused in one line naming the file
     meta["tagger"]["pairing"] = "learned"
     (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
-    with pytest.raises(Exception, match="pairing.json"):
-        Pipeline.load(old)
+    with pytest.raises(ModelError, match="pairing.json"):
+        seal_model(old, Pipeline.load, force=True)
 
 
 def test_gold_without_note_and_note_without_gold_are_warned_and_strict_stops(
