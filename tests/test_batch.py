@@ -278,7 +278,8 @@ def test_stdout_jsonl_and_rejects_on_stderr(notes_dir: Path, noteevents: Path) -
     stdout, stderr = io.StringIO(), io.StringIO()
     summary = run_batch([notes_dir, noteevents], regex_factory, opts(None), stdout=stdout, stderr=stderr)
     recs = [json.loads(x) for x in stdout.getvalue().splitlines()]
-    assert [r["doc_id"] for r in recs[:3]] == ["a", "b", "c"] and len(recs) == 3 + 22 == summary.notes
+    # one stream for the whole directory: a note below a sub-directory is named by its path there
+    assert [r["doc_id"] for r in recs[:3]] == ["a", "ward/b", "ward/icu/c"] and len(recs) == 3 + 22 == summary.notes
     assert recs[1]["mentions"] == [{"spans": [[7, 11]], "text": "pain", "cui": "C_pain"}]
     assert stderr.getvalue().count("share-ner: rejected ") == 3
 
