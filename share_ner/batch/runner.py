@@ -17,6 +17,9 @@ command again:
   place, and ``manifest.ndjson`` beside the shards records each one's rows and
   counts. The shard being written when the run stopped is discarded and redone.
 
+One run at a time writes into an output directory (:mod:`share_ner.batch.lock`): a second run stops with an
+error naming the first, and takes over the lock of a run that was killed.
+
 Bad input never stops the batch: an empty, binary or undecodable note, a
 malformed CSV row, a duplicate note id, a truncated ``.gz``, a note whose
 worker process died becomes a line of the rejects file (``source``, note id,
@@ -36,11 +39,13 @@ import sys
 import threading
 import time
 from collections import Counter, deque
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence, TextIO
 
 from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
+from share_ner.batch.lock import OutputLock, output_lock
 from share_ner.batch.processes import _WORKER, _init_worker, _load_annotator, _work, settle_heap
 from share_ner.batch.progress import progress_bar, sigterm_as_interrupt
 from share_ner.batch.rejects import REJECTS_NAME, Reject, _RejectLog
@@ -102,6 +107,8 @@ class BatchOptions:
     preload: bool = False
     # rejects and errors may quote the first characters of a bad record (off: they name ids, rows and offsets)
     show_text: bool = False
+    # who writes into ``out``, named in the error of another run that finds it locked
+    command: str = "share-ner tag"
 
 
 _THIS_RUN = ("tagged", "skipped_done", "tagged_tokens", "seconds", "startup_seconds", "jobs", "interrupted")
@@ -215,6 +222,8 @@ class _Runner:
         self.bytes_before = 0  # size of the CSV inputs already read
         self.total_bytes = 0  # size of all CSV inputs when they are the only inputs
         self.note_files: int | None = None  # counted by setup when it walks the note-file inputs
+        self.held = ExitStack()  # the lock on the output directory, released when the run ends
+        self.lock: OutputLock | None = None
 
     # ---- setup
 
@@ -262,8 +271,12 @@ class _Runner:
             self.rejects = self._reject_log(opt.rejects, self.stderr)
             return
         out = opt.out
+        # before anything is written or removed in it: no other run writes into it meanwhile
+        self.lock = self.held.enter_context(output_lock(out, opt.command))
+        if self.lock.stale is not None:
+            print(f"share-ner: {out}: taking over from a run that ended without finishing "
+                  f"({self.lock.stale.describe()}); its unfinished files are discarded", file=self.stderr)
         try:
-            out.mkdir(parents=True, exist_ok=True)
             probe = out / f".write-test{TMP_MARK}{os.getpid()}"
             probe.write_bytes(b"")
             probe.unlink()
@@ -599,6 +612,10 @@ class _Runner:
             del parts[task.seq]
 
     def run(self) -> RunSummary:
+        with self.held:
+            return self._run()
+
+    def _run(self) -> RunSummary:
         self.setup()
         start = time.perf_counter()
         bar = None

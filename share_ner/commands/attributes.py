@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from share_ner.attributes import ContextMatcher
+    from share_ner.batch.lock import output_lock
     from share_ner.formats import read_annotations, write_annotations
     from share_ner.inputs.files import read_notes
 
@@ -44,13 +45,13 @@ def run(args: argparse.Namespace) -> int:
         if doc_id not in docs:
             raise ShareNerError(f"{args.mentions}: mentions for note {doc_id} but {args.text} has no {doc_id}.txt")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     n = marked = 0
-    for doc_id in sorted(mentions):
-        filled = context.assign(docs[doc_id], mentions[doc_id])
-        write_annotations(out, docs[doc_id], filled, args.fmt)
-        n += len(filled)
-        marked += sum(1 for m in filled if m.attributes is not None and m.attributes.non_default())
+    with output_lock(out, "share-ner attributes"):  # no other run writes into it meanwhile
+        for doc_id in sorted(mentions):
+            filled = context.assign(docs[doc_id], mentions[doc_id])
+            write_annotations(out, docs[doc_id], filled, args.fmt)
+            n += len(filled)
+            marked += sum(1 for m in filled if m.attributes is not None and m.attributes.non_default())
     print(f"filled the attributes of {n} mentions of {len(mentions)} notes into {out} "
           f"({marked} with a value other than the default)", file=sys.stderr)
     return 0

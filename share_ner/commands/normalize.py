@@ -49,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from share_ner.batch.lock import output_lock
     from share_ner.batch.processes import settle_heap
     from share_ner.commands.train import load_lexicon_arg
     from share_ner.formats import read_annotations
@@ -84,22 +85,22 @@ def run(args: argparse.Namespace) -> int:
     docs = read_notes(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     settle_heap()  # the index and the notes stay to the end: the collector need not walk them again
     decisions = []
     ids = sorted(mentions)
     for doc_id in ids:
         if doc_id not in docs:
             raise ShareNerError(f"{args.mentions}: mentions for note {doc_id} but {args.text} has no {doc_id}.txt")
-    for start in range(0, len(ids), 256):  # one tf-idf product for many notes
-        chunk = ids[start:start + 256]
-        for doc_id, decided in zip(chunk, normalizer.decide_many([(docs[d], mentions[d]) for d in chunk])):
-            doc, ms = docs[doc_id], mentions[doc_id]
-            decisions.extend(decided)
-            write_pipe(out / gold_file_name(doc_id), [m.with_cui(d.cui) for m, d in zip(ms, decided)])
-            if args.explain:
-                for m in ms:
-                    print(json.dumps(normalizer.explain(doc, m), ensure_ascii=False))
+    with output_lock(out, "share-ner normalize"):  # no other run writes into it meanwhile
+        for start in range(0, len(ids), 256):  # one tf-idf product for many notes
+            chunk = ids[start:start + 256]
+            for doc_id, decided in zip(chunk, normalizer.decide_many([(docs[d], mentions[d]) for d in chunk])):
+                doc, ms = docs[doc_id], mentions[doc_id]
+                decisions.extend(decided)
+                write_pipe(out / gold_file_name(doc_id), [m.with_cui(d.cui) for m, d in zip(ms, decided)])
+                if args.explain:
+                    for m in ms:
+                        print(json.dumps(normalizer.explain(doc, m), ensure_ascii=False))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(group_counts(decisions).items()))
     print(f"normalized {len(decisions)} mentions of {len(mentions)} notes into {out} ({counts or 'none'})",
           file=sys.stderr)
