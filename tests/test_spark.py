@@ -3,6 +3,7 @@ as ``share-ner tag``, rejects, resume, one-line errors; with the real pipeline o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -93,7 +94,7 @@ def tag_jsonl(csv_path: Path, model_dir: Path, out: Path) -> tuple[dict, dict]:
     return read_annotations(out / stem), json.loads((out / "summary.json").read_text())
 
 
-COUNTS = ("notes", "mentions", "rejected", "tokens", "characters")
+COUNTS = ("notes", "mentions", "rejected", "tokens", "characters", "skipped_iserror", "skipped_category")
 
 
 def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: Path) -> None:
@@ -111,7 +112,8 @@ def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: 
     assert summary.notes == 199 and written["chunks"] == 1
     # one pass: the counts and the rejects came through the accumulator, the worker figures with them
     assert json.loads((tmp_path / "spark" / "chunks" / "chunk=00000.json").read_text()) == {
-        key: tag_summary[key] for key in COUNTS}
+        key: tag_summary[key] for key in COUNTS} | {"complete": True}
+    assert written["skipped_iserror"] == 1  # counted, as share-ner tag counts it
     assert 1 <= len(written["workers"]) <= 2
     assert all(w["process_cpu_seconds"] >= w["cpu_seconds"] > 0 for w in written["workers"].values())
     # the session's Python daemon (share_ner.spark_daemon) loaded the model; the workers forked from it did not
@@ -213,11 +215,14 @@ def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_pat
     shutil.copy(TAGGER_FIXTURES / "gold" / sorted(p.name for p in (TAGGER_FIXTURES / "gold").iterdir())[0],
                 notes / "ward")
     run_spark(SparkOptions(str(notes), str(tmp_path / "t"), model=str(model_dir)), spark)
-    assert read_parquet(tmp_path / "t" / "mentions") == expected
+    # one table for the directory: a note below a sub-directory is named by its path there
+    assert read_parquet(tmp_path / "t" / "mentions") == {
+        f"ward/{k}": [dataclasses.replace(m, doc_id=f"ward/{k}") for m in v] for k, v in expected.items()}
     assert json.loads((tmp_path / "t" / "summary.json").read_text())["notes"] == len(docs)  # the gold file is no note
     with pytest.raises(ShareNerError) as err:
         run_spark(SparkOptions(str(tmp_path / "notes.parquet"), str(tmp_path / "q"), model=str(model_dir)), spark)
-    assert str(err.value) == f"{tmp_path / 'notes.parquet'}: no column 'note_id'; columns: id, body"
+    assert str(err.value) == (f"{tmp_path / 'notes.parquet'}: not a table of notes: no ROW_ID or note_id column "
+                              "(pass --id-col and --text-col); columns: id, body")
 
 
 def test_shipped_model_is_loaded_by_the_daemon_from_the_files_spark_fetched(spark, model_dir: Path,

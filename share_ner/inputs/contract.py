@@ -53,6 +53,9 @@ def id_problem(note_id: str, column: str) -> str | None:
         return f"empty {column}"
     if BAD_ID_RE.search(note_id):
         return f"{column} contains '||' or a control character (it would break the output lines)"
+    bad = _first_bad_char(note_id)
+    if bad is not None:
+        return f"{column} is not valid utf-8 at character {bad}"
     return None
 
 

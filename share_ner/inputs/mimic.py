@@ -270,12 +270,17 @@ def read_header(path: str | Path, encoding: str = "utf-8", *, show_text: bool = 
     return _detect_layout(header, path, show_text, layout)[0]
 
 
-def header_layout(lines: Iterable[bytes], source: str, encoding: str = "utf-8", *, show_text: bool = False,
-                  layout: Layout | None = None) -> Layout:
-    """:func:`read_header` of an export given as its first lines (each with its line break)."""
+def header_fields(lines: Iterable[bytes], source: str, encoding: str = "utf-8", *, show_text: bool = False
+                  ) -> list[str]:
+    """The column names of an export given as its first lines (each with its line break)."""
     check_encoding(encoding, source)
     it = iter(lines)
-    header = _header_fields(_Lines(lambda: next(it, b"")), source, encoding, show_text)
+    return _header_fields(_Lines(lambda: next(it, b"")), source, encoding, show_text)
+
+
+def header_layout(header: list[str], source: str, *, show_text: bool = False, layout: Layout | None = None) -> Layout:
+    """The layout of an export with the columns ``header`` (``layout``: the columns asked for, checked to be
+    there), or the :class:`InputError` of :func:`read_header`."""
     return _detect_layout(header, source, show_text, layout)[0]
 
 

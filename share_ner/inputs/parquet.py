@@ -156,7 +156,7 @@ def iter_parquet_notes(
                 ("error", layout.error_column or ""))}
             read = sorted({n for n in names.values() if n})
             for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=read):
-                values = {role: batch.column(read.index(n)).to_pylist() if n else None for role, n in names.items()}
+                values = {role: _values(batch.column(read.index(n))) if n else None for role, n in names.items()}
                 for k in range(batch.num_rows):
                     row += 1
                     got = _record(values, k, row, source, label if several else None, layout, seen, wanted,
@@ -167,6 +167,16 @@ def iter_parquet_notes(
             yield CsvRecord(row + 1, 0, "", None, f"cannot read {label} ({_first_line(exc)}) after row {row} of it; "
                             "later rows are lost", True, source=source)
             return
+
+
+def _values(column: Any) -> list[Any]:
+    """A column's values; strings as their bytes (a string column may hold bytes that are not UTF-8, which the
+    contract rejects by offset rather than fail on)."""
+    if _kind(column.type) == "string":
+        import pyarrow as pa
+
+        column = column.cast(pa.large_binary() if "large" in str(column.type) else pa.binary())
+    return column.to_pylist()
 
 
 def _record(values: dict[str, list[Any] | None], k: int, row: int, source: str, label: str | None, layout: Layout,
