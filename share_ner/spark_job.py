@@ -290,11 +290,16 @@ class SparkFailure(ShareNerError):
 RESUME = "the chunks already written are kept: run the same command again to resume"
 
 
+def jvm_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` says the JVM no longer answers (killed, crashed): py4j's own errors, a refused connection."""
+    module = type(exc).__module__ or ""
+    return isinstance(exc, (ConnectionError, EOFError)) or (module.startswith("py4j")
+                                                             and type(exc).__name__ != "Py4JJavaError")
+
+
 def spark_failure(exc: BaseException) -> SparkFailure:
     """One line for a failure of Spark's: its JVM gone (a py4j error), or a job's cause."""
-    module = type(exc).__module__ or ""
-    if isinstance(exc, (ConnectionError, EOFError)) or (module.startswith("py4j") and
-                                                          type(exc).__name__ != "Py4JJavaError"):
+    if jvm_gone(exc):
         return SparkFailure(f"Spark's JVM stopped ({type(exc).__name__}); {RESUME}")
     return SparkFailure(f"Spark failed ({spark_cause(exc)}); {RESUME}")
 
@@ -308,8 +313,9 @@ def _write_error(exc: BaseException, out: str) -> ShareNerError | None:
     what = next((w for w in _FULL if w in text), None)
     if what is None:
         return None
-    return ShareNerError(f"{out}: cannot write ({what}); the chunks already written are kept: free the space, then "
-                         "run the same command again to resume")
+    return ShareNerError(f"{out}: cannot write ({what}; in the output directory or Spark's local directories, "
+                         "spark.local.dir); the chunks already written are kept: free the space, then run the same "
+                         "command again to resume")
 
 
 def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, factory: Any) -> RunSummary:
@@ -431,6 +437,8 @@ class _Job:
                     mentions.write.mode("overwrite").parquet(str(fs.path("mentions", name)))
                 return tally.value
             except Exception as exc:  # noqa: BLE001 - Spark's job failure, classified here
+                if jvm_gone(exc):
+                    raise spark_failure(exc) from None
                 line = model_error_line(exc)
                 if line is not None:
                     raise ShareNerError(line) from None

@@ -65,7 +65,7 @@ from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
 from share_ner.formats.parquet import require_pyarrow
-from share_ner.inputs.contract import note_name_problem
+from share_ner.inputs.contract import note_name_problem, table_note_id
 from share_ner.inputs.files import read_note, walk_note_files
 from share_ner.inputs.mimic import CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
 from share_ner.inputs.parquet import is_parquet_path, iter_parquet_notes, read_table_layout
@@ -388,8 +388,9 @@ class _Runner:
             path = entry.path
             doc_id = doc_id_from_path(path)
             rel_dir = _rel_dir(root, path)
+            named = table_note_id(rel_dir.as_posix(), doc_id)  # in the one rejects table, by its path
             if entry.problem is not None:
-                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, entry.problem))
+                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), named, entry.problem))
                 continue
             if isinstance(sink, _NoteFileSink):
                 output = sink.output_path(rel_dir, doc_id)
@@ -398,7 +399,7 @@ class _Runner:
                     continue
             got = _read_note_file(path, doc_id, self.opt.encoding)
             if isinstance(got, str):
-                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, got))
+                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), named, got))
             else:
                 yield _Item(sink, rel_dir, str(path), doc=got)
 

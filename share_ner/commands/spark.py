@@ -64,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
                        include_errors=args.include_errors, partitions=args.partitions,
                        files_per_chunk=args.files_per_chunk, conf=tuple(args.conf))
     # The JVM's own output (its log, a failed task's Java and Python tracebacks) goes to a file; a failure is one
-    # line here that names the file. py4j's log of a JVM that died is that same failure: not repeated.
+    # line here that names the file. What py4j logs of an interrupted call or a JVM that died (on the root logger,
+    # with a traceback) is that same failure: not repeated.
     logging.getLogger("py4j").setLevel(logging.CRITICAL)
+    if not logging.getLogger().handlers:
+        logging.getLogger().addHandler(logging.NullHandler())
     fd, spark_log = tempfile.mkstemp(prefix=time.strftime("share-ner-spark-%Y%m%d-%H%M%S-"), suffix=".log")
     os.close(fd)
     keep = False

@@ -127,7 +127,10 @@ def note_name_problem(name: str) -> str | None:
 
 def table_note_id(directory: str, doc_id: str) -> str:
     """The id, in a table of a directory's notes, of note ``doc_id`` found in the sub-directory ``directory`` (a
-    '/'-separated path below the input; '' or '.' for the input itself): ``2019/note1``."""
+    '/'-separated path below the input; '' or '.' for the input itself): ``2019/note1``; '' when the id would
+    break an output line (the reject names the file instead, as a CSV reject names its row)."""
+    if BAD_ID_RE.search(doc_id):
+        return ""
     return doc_id if directory in ("", ".") else f"{directory}/{doc_id}"
 
 
