@@ -173,11 +173,15 @@ def test_rerun_keeps_committed_chunks_and_redoes_a_killed_one(spark, model_dir: 
     write(exports / "radiology.csv.gz", mimic4_csv([(f"1-RR-{i}", "RR", texts[i % len(texts)]) for i in range(10)]),
           gz=True)
     out = tmp_path / "spark"
-    opt = SparkOptions(str(exports), str(out), model=str(model_dir))
+    shipped = tmp_path / "shipped model"  # the driver's own copy, sent to the executors as an archive
+    shutil.copytree(model_dir, shipped)
+    opt = SparkOptions(str(exports), str(out), model=str(shipped), ship_model=True)
     run_spark(opt, spark)
     first = read_parquet(out / "mentions")
     whole = json.loads((out / "summary.json").read_text())
     assert {k.split("-")[1] for k in first} == {"DS", "RR"}
+    # the daemon loaded the shipped model from where Spark unpacked it, before forking the workers
+    assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in whole["workers"].values())
     kept = sorted(p.stat().st_mtime_ns for p in (out / "mentions" / "chunk=00000").iterdir())
     # a job killed while committing chunk 1: its _SUCCESS is missing and part of its files are gone
     killed = out / "mentions" / "chunk=00001"
@@ -228,21 +232,6 @@ def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_pat
         run_spark(SparkOptions(str(tmp_path / "notes.parquet"), str(tmp_path / "q"), model=str(model_dir)), spark)
     assert str(err.value) == (f"{tmp_path / 'notes.parquet'}: not a table of notes: no ROW_ID or note_id column "
                               "(pass --id-col and --text-col); columns: id, body")
-
-
-def test_shipped_model_is_loaded_by_the_daemon_from_the_files_spark_fetched(spark, model_dir: Path,
-                                                                           tmp_path: Path) -> None:
-    texts = note_texts()
-    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([(str(i), "Radiology", "", texts[i % len(texts)])
-                                                             for i in range(1, 9)]))
-    shipped = tmp_path / "shipped-model"
-    shutil.copytree(model_dir, shipped)
-    out = tmp_path / "spark"
-    run_spark(SparkOptions(str(csv_path), str(out), model=str(shipped), ship_model=True), spark)
-    expected, _ = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
-    assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v}
-    workers = json.loads((out / "summary.json").read_text())["workers"].values()
-    assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in workers)
 
 
 def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) -> None:
@@ -377,3 +366,101 @@ def test_tag_and_spark_share_one_input_contract_on_hostile_inputs(spark, tmp_pat
         ("bad.txt", "bad", None, "not valid utf-8 (byte 15); pass --encoding for another encoding"),
         ("empty.txt", "empty", None, "empty file"), ("nul.txt", "nul", None, "binary file (NUL byte at byte 5)"),
         ("t ab.txt", "", None, separators), ("x||y.txt", "", None, separators)])
+
+
+class KillingFactory:
+    """The real model, except that a note holding POISON kills the process annotating it (as a segfault in a C
+    extension, or the kernel's OOM killer, would)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.model_dir = str(model_dir)
+
+    def __call__(self):
+        import os
+        import signal
+
+        from share_ner.batch.annotate import load_annotator
+
+        inner = load_annotator(self.model_dir)
+
+        def annotate(doc):
+            if "POISON" in doc.text:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return inner(doc)
+
+        return annotate
+
+
+def test_a_note_that_crashes_its_python_worker_is_rejected_alone(spark, model_dir: Path, tmp_path: Path) -> None:
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    texts = note_texts()
+    rows = [(str(i), "Radiology", "", texts[i % len(texts)]) for i in range(1, 13)]
+    rows[5] = ("6", "Radiology", "", texts[0] + " POISON")
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv(rows))
+    out = tmp_path / "spark"
+    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=KillingFactory(model_dir))
+    import pyarrow.dataset as ds
+
+    rejects = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
+    assert [(r["note_id"], r["reason"], r["row"]) for r in rejects] == [("6", "worker died (signal 9)", 6)]
+    expected, _ = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
+    assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v and k != "6"}
+    assert json.loads((out / "summary.json").read_text())["notes"] == 11
+
+
+def test_corrupt_parquet_and_truncated_gzip_are_rejected_by_name_and_redone_once_repaired(
+        spark, model_dir: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = note_texts()
+    table = tmp_path / "table"
+    table.mkdir()
+    for k in range(3):
+        pq.write_table(pa.table({"note_id": [f"{k}-{i}" for i in range(5)],
+                                 "text": [texts[(k + i) % len(texts)] for i in range(5)]}),
+                       table / f"part-{k}.parquet")
+    whole = (table / "part-1.parquet").read_bytes()
+    (table / "part-1.parquet").write_bytes(whole[: len(whole) // 2])
+    out = tmp_path / "p"
+    opt = SparkOptions(str(table), str(out), model=str(model_dir))
+    run_spark(opt, spark)
+    import pyarrow.dataset as ds
+
+    (reject,) = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
+    assert reject["source"] == str(table / "part-1.parquet") and reject["note_id"] == ""
+    assert reject["reason"].startswith("cannot read part-1.parquet (") and reject["reason"].endswith(
+        "): 0 of its rows were read, the rest are lost")
+    assert {k.split("-")[0] for k in read_parquet(out / "mentions")} == {"0", "2"}
+    assert json.loads((out / "chunks" / "chunk=00000.json").read_text())["complete"] is False
+    (table / "part-1.parquet").write_bytes(whole)  # repaired: the chunk is done again, whole
+    run_spark(opt, spark)
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["notes"], summary["rejected"], summary["chunks_kept"]) == (15, 0, 0)
+    # a truncated gzip: the notes before the cut are tagged, the loss is one reject, as share-ner tag has it
+    rows = [(str(i), "Radiology", "", texts[i % len(texts)] * 30) for i in range(1, 80)]
+    gz = write(tmp_path / "NOTEEVENTS.csv.gz", mimic3_csv(rows), gz=True)
+    gz.write_bytes(gz.read_bytes()[: gz.stat().st_size * 2 // 3])
+    run_spark(SparkOptions(str(gz), str(tmp_path / "g"), model=str(model_dir)), spark)
+    (reject,) = ds.dataset(str(tmp_path / "g" / "rejects"), partitioning="hive").to_table().to_pylist()
+    assert re.fullmatch(r"the gzip stream ends early \(truncated file\) after row (\d+); later rows are lost",
+                        reject["reason"])
+    tagged = json.loads((tmp_path / "g" / "summary.json").read_text())["notes"]
+    assert 0 < tagged < 79 and str(tagged) in reject["reason"]  # no row lost without a word
+    _, tag_summary = tag_jsonl(gz, model_dir, tmp_path / "tag")
+    assert (tag_summary["notes"], tag_summary["rejected"]) == (tagged, 1)
+    assert (tmp_path / "tag" / "rejects.tsv").read_text().splitlines()[1].endswith("\t" + reject["reason"])
+
+
+def test_a_second_run_into_the_same_output_stops_naming_the_first(spark, model_dir: Path, tmp_path: Path) -> None:
+    from share_ner.batch.lock import output_lock
+
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
+    out = tmp_path / "out"
+    with output_lock(out, "share-ner tag"):
+        with pytest.raises(ShareNerError, match=r"another run is writing into this directory \(pid \d+ on .*"
+                                                r"share-ner tag"):
+            run_spark(SparkOptions(str(csv_path), str(out), model=str(model_dir)), spark)
+    assert not (out / "run.json").exists()

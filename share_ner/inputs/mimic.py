@@ -355,6 +355,10 @@ def _records(lines: _Lines, path: str | Path, tell: Callable[[], int] | None, *,
             parts = [data]
             while quotes % 2:
                 more = lines.next()
+                if not more and ended_by is not None:  # the lines stop inside the record: it is lost with the rest
+                    yield CsvRecord(row + 1, line, "", None, f"{ended_by} after row {row}; later rows are lost",
+                                    True, byte=byte)
+                    return
                 if not more:
                     cut = f"line {line}: unterminated quote (the record runs to the end of the file)"
                     break
