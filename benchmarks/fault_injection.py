@@ -76,6 +76,7 @@ class Run:
     status: int
     stderr: str
     seconds: float
+    hung: bool = False  # still running at the timeout (then killed)
 
 
 @dataclass
@@ -109,17 +110,30 @@ class Bench:
         self.note_lines: list[str] = []
 
     def tag(self, args: list[str], *, env: dict[str, str] | None = None, preexec: Callable[[], None] | None = None,
-            kill: Callable[[subprocess.Popen], None] | None = None) -> Run:
+            kill: Callable[[subprocess.Popen], None] | None = None, timeout: float = 3600) -> Run:
+        return self.command(["tag", *args, "--quiet"], env=env, preexec=preexec, kill=kill, timeout=timeout)
+
+    def command(self, args: list[str], *, env: dict[str, str] | None = None,
+                preexec: Callable[[], None] | None = None, kill: Callable[[subprocess.Popen], None] | None = None,
+                timeout: float = 3600) -> Run:
+        """``share-ner ARGS`` in a child process (through the driver); one still running at ``timeout`` is killed,
+        with its workers, and reported ``hung``."""
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, str(self.driver), "tag", *args, "--quiet"],
+        proc = subprocess.Popen([sys.executable, str(self.driver), *args],
                                 env=dict(os.environ, **(env or {})), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True,
                                 preexec_fn=preexec)
         if kill is not None:
             kill(proc)
-        _, err = proc.communicate(timeout=3600)
+        hung = False
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            hung = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
         # paths are shown relative to the temporary directory, whose name is no result
-        return Run(proc.returncode, err.replace(f"{self.tmp}/", ""), time.monotonic() - start)
+        return Run(proc.returncode, err.replace(f"{self.tmp}/", ""), time.monotonic() - start, hung)
 
     def leaks(self, *texts: str) -> int:
         """Seeded markers and note lines found in ``texts`` (rejects, stderr, summaries)."""

@@ -13,7 +13,7 @@ from typing import Mapping
 
 from share_ner.document import Document, Mention, span_past_end
 from share_ner.errors import InputError
-from share_ner.formats.share import read_pipe_dir
+from share_ner.formats import read_annotations
 from share_ner.inputs.files import read_notes
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 
@@ -53,5 +53,7 @@ def gazetteer_lexicon(docs: Mapping[str, Document], gold: Mapping[str, list[Ment
 
 
 def build_gazetteer_lexicon(gold_path: str | Path, text_path: str | Path) -> Lexicon:
-    """Read ShARe-format gold (pipe files) and notes and return their gazetteer."""
-    return gazetteer_lexicon(read_notes(text_path), read_pipe_dir(gold_path), f"gazetteer of {Path(gold_path).name}")
+    """Read gold annotations (ShARe pipe files, or any format :func:`read_annotations` reads) and their notes and
+    return their gazetteer; a span past its note's end is an error naming the annotation file and line."""
+    docs = read_notes(text_path)
+    return gazetteer_lexicon(docs, read_annotations(gold_path, docs), f"gazetteer of {Path(gold_path).name}")

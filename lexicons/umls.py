@@ -115,6 +115,20 @@ def _open_text(path: Path) -> io.TextIOBase:
     return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n")
 
 
+def _first_bad_utf8(path: Path) -> tuple[int, int]:
+    """The line (from 1) and byte in it where ``path`` first fails to decode as UTF-8 (the text reader decodes
+    blocks of many lines: its error says which block, not which line)."""
+    number = 0
+    raw = gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb", buffering=1 << 20)
+    with raw:
+        for number, line in enumerate(raw, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return number, exc.start
+    return max(number, 1), 0
+
+
 def iter_rrf_lines(parts: list[Path]) -> Iterator[tuple[Path, int, str]]:
     """Yield ``(part, line number, line without newline)`` across parts; a line split over two parts is joined."""
     carry = ""
@@ -133,8 +147,9 @@ def iter_rrf_lines(parts: list[Path]) -> Iterator[tuple[Path, int, str]]:
                         yield where[0], where[1], line[:-1]
                     else:
                         carry, carry_at = line, where
-        except UnicodeDecodeError as exc:
-            raise InputError(part, f"not valid UTF-8 near line {lineno + 1} (byte {exc.start} of a block)") from None
+        except UnicodeDecodeError:
+            line, column = _first_bad_utf8(part)
+            raise InputError(part, f"not valid UTF-8 (byte {column} of the line)", line) from None
         except (EOFError, gzip.BadGzipFile) as exc:
             raise InputError(part, f"cannot read after line {lineno}: {exc}") from None
         except OSError as exc:

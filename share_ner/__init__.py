@@ -21,7 +21,8 @@ from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention
 from share_ner.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time these load on first use (__getattr__)
-    from share_ner.api import Annotator, Comparison, Scores, compare, evaluate, load  # noqa: F401
+    from share_ner.api import Annotator, Comparison, NoteTimeoutError, Scores, WorkerDiedError, compare, evaluate, load
+    from share_ner.errors import ShareNerError
     from share_ner.formats import read_annotations, write_annotations  # noqa: F401
     from share_ner.inputs.files import read_notes
 
@@ -35,6 +36,9 @@ _LAZY = {
     "compare": "share_ner.api",
     "evaluate": "share_ner.api",
     "load": "share_ner.api",
+    "NoteTimeoutError": "share_ner.api",
+    "WorkerDiedError": "share_ner.api",
+    "ShareNerError": "share_ner.errors",
     "read_annotations": "share_ner.formats",
     "write_annotations": "share_ner.formats",
     "read_notes": "share_ner.inputs.files",
@@ -48,7 +52,10 @@ __all__ = [
     "DISORDER",
     "Document",
     "Mention",
+    "NoteTimeoutError",
     "Scores",
+    "ShareNerError",
+    "WorkerDiedError",
     "__version__",
     "compare",
     "evaluate",

@@ -36,6 +36,7 @@ Scores against gold mentions keyed by note id (or annotation paths, read with
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import sys
 from collections import deque
@@ -43,6 +44,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from share_ner.batch.annotate import PipelineAnnotator, annotate_documents
+from share_ner.batch.processes import BatchPool, _init_worker, _work
+from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS, NoteTimeout
+from share_ner.batch.workers import WorkerPool
 from share_ner.default_model.build import default_model_dir
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
@@ -60,15 +65,33 @@ TEXT_ID = "text"
 Annotations = Mapping[str, Sequence[Mention]]
 
 
+class NoteTimeoutError(ShareNerError):
+    """A note took longer than the annotator's ``time_limit`` (seconds per million characters) and was stopped."""
+
+
+class WorkerDiedError(ShareNerError):
+    """The worker process annotating a note died (killed by the system, a crash in a C extension), twice."""
+
+
 class Annotator:
     """A loaded model. Call it on a note (a string or a :class:`Document`) to get its mentions, each with a CUI
     (or ``CUI-less``) when the model has a normalizer, and attributes when the model computes them.
 
+    Notes of any length are annotated (those over a million characters in line-aligned pieces). A note may take
+    ``time_limit`` seconds per million characters, or part of a million (None: no limit; it holds in the main
+    thread of a process, :mod:`share_ner.batch.timeout`); one that takes longer raises
+    :class:`NoteTimeoutError`.
+
     It pickles as its model directory (the worker re-loads it), so it can be handed to other processes.
     """
 
-    def __init__(self, pipeline: Any) -> None:
-        self._pipeline = pipeline
+    def __init__(self, pipeline: Any, time_limit: float | None = DEFAULT_NOTE_SECONDS) -> None:
+        self._annotator = PipelineAnnotator(pipeline)
+        self.time_limit = time_limit
+
+    @property
+    def _pipeline(self) -> Any:
+        return self._annotator.pipeline  # a new one after a note ran out of time
 
     @property
     def model_dir(self) -> Path:
@@ -77,7 +100,8 @@ class Annotator:
 
     def __call__(self, note: str | Document) -> list[Mention]:
         """The mentions of one note, in text order; a string is the note ``"text"``."""
-        return self._pipeline.annotate(_as_document(note, TEXT_ID))
+        doc = _as_document(note, TEXT_ID)
+        return next(_unwrap([doc], annotate_documents(self._annotator, [doc], self.time_limit)))
 
     def pipe(self, notes: Iterable[str | Document], *, batch_size: int = 16,
              n_process: int = 1) -> Iterator[list[Mention]]:
@@ -85,7 +109,8 @@ class Annotator:
 
         Notes go to the model ``batch_size`` at a time (their mentions are normalized together, which is faster
         and gives the same CUIs); with ``n_process`` > 1, batches are annotated in that many worker processes.
-        A note whose annotation fails raises its exception here.
+        A note whose annotation fails raises its exception here; a worker process that dies is replaced, its
+        batch tried again, and a note that kills its worker twice raises :class:`WorkerDiedError`.
         """
         if batch_size < 1 or n_process < 1:
             raise ShareNerError(f"batch_size and n_process must be at least 1, got {batch_size} and {n_process}")
@@ -93,20 +118,31 @@ class Annotator:
         batches = iter(lambda: list(islice(docs, batch_size)), [])
         if n_process == 1:
             for batch in batches:
-                yield from _unwrap(self._pipeline.annotate_many(batch))
+                yield from _unwrap(batch, annotate_documents(self._annotator, batch, self.time_limit))
             return
-        context = multiprocessing.get_context(_start_method(self.model_dir))
         # Under fork the workers inherit this annotator; under spawn it is pickled, i.e. re-loaded from its
         # directory once per worker.
-        with context.Pool(n_process, initializer=_init_worker, initargs=(self,)) as pool:
-            # at most two batches per worker in flight: a stream of notes is read as fast as it is annotated
-            pending: deque[Any] = deque()
+        context = multiprocessing.get_context(_start_method(self.model_dir))
+        workers = WorkerPool(n_process, _work, context=context, initializer=_init_worker,
+                             initargs=(functools.partial(_same, self._annotator),))
+        pool = BatchPool(workers, lambda doc, reason: WorkerDiedError(f"note {doc.id}: {reason}"), self.time_limit,
+                         raw=True)
+        sent: deque[list[Document]] = deque()  # the batches not given back yet, in order
+        try:
             for batch in batches:
-                pending.append(pool.apply_async(_annotate_batch, (batch,)))
-                if len(pending) >= 2 * n_process:
-                    yield from _unwrap(pending.popleft().get())
-            while pending:
-                yield from _unwrap(pending.popleft().get())
+                sent.append(batch)
+                pool.submit(batch)
+                # at most two batches per worker in flight: a stream of notes is read as fast as it is annotated
+                while pool.in_flight() >= 2 * n_process:
+                    pool.wait()
+                    for outs in pool.done():
+                        yield from _unwrap(sent.popleft(), outs)
+            while pool.in_flight():
+                pool.wait()
+                for outs in pool.done():
+                    yield from _unwrap(sent.popleft(), outs)
+        finally:
+            pool.close(kill=True)
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         return (load, (str(self.model_dir),))
@@ -123,8 +159,10 @@ def _as_document(note: str | Document, doc_id: str) -> Document:
     raise TypeError(f"expected a note text (str) or a share_ner.Document, got {type(note).__name__}")
 
 
-def _unwrap(outs: Sequence[list[Mention] | Exception]) -> Iterator[list[Mention]]:
-    for out in outs:
+def _unwrap(docs: Sequence[Document], outs: Sequence[list[Mention] | BaseException]) -> Iterator[list[Mention]]:
+    for doc, out in zip(docs, outs):
+        if isinstance(out, NoteTimeout):
+            raise NoteTimeoutError(f"note {doc.id}: {out.reason()}") from None
         if isinstance(out, BaseException):
             raise out
         yield out
@@ -136,30 +174,26 @@ def _start_method(model_dir: Path) -> str:
     return "fork" if sys.platform.startswith("linux") and not dense else "spawn"
 
 
-_WORKER: dict[str, Annotator] = {}
+def _same(annotator: PipelineAnnotator) -> PipelineAnnotator:
+    """The annotator factory of :meth:`Annotator.pipe`'s workers: the annotator itself (inherited under fork,
+    re-loaded from its model directory under spawn)."""
+    return annotator
 
 
-def _init_worker(annotator: Annotator) -> None:
-    _WORKER["annotator"] = annotator
-
-
-def _annotate_batch(docs: list[Document]) -> list[list[Mention] | Exception]:
-    return _WORKER["annotator"]._pipeline.annotate_many(docs)
-
-
-def load(model: str | Path | None = None) -> Annotator:
+def load(model: str | Path | None = None, *, time_limit: float | None = DEFAULT_NOTE_SECONDS) -> Annotator:
     """Load a model directory (written by ``share-ner train``), or with ``None`` the built-in default model,
-    packaged with share-ner (see :mod:`share_ner.default_model`).
+    packaged with share-ner (see :mod:`share_ner.default_model`). ``time_limit``: seconds a note may take per
+    million characters (None: no limit).
 
     Raises:
-        ShareNerError: one line naming the missing directory or model file.
+        ShareNerError: one line naming the missing directory or the bad model file (a ``ModelError``).
     """
     if model is None:
         model = default_model_dir()
     path = Path(model)
     if not path.is_dir():
         raise ShareNerError(f"{path}: no such model directory")
-    return Annotator(Pipeline.load(path.resolve()))
+    return Annotator(Pipeline.load(path.resolve()), time_limit)
 
 
 def _annotations(value: Annotations | str | Path, notes: Mapping[str, Document] | None) -> Annotations:
@@ -187,4 +221,4 @@ def compare(gold: Annotations | str | Path, a: Annotations | str | Path, b: Anno
                     n_shuffles=shuffles, seed=seed, allow_extra=allow_extra)
 
 
-__all__ = ["Annotator", "Comparison", "Scores", "compare", "evaluate", "load"]
+__all__ = ["Annotator", "Comparison", "NoteTimeoutError", "Scores", "WorkerDiedError", "compare", "evaluate", "load"]

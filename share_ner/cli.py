@@ -2,7 +2,8 @@
 
 Each subcommand lives in a module of :mod:`share_ner.commands` exposing
 ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
-A :class:`~share_ner.errors.ShareNerError` is printed as one line and exits 2.
+A :class:`~share_ner.errors.ShareNerError` (or an ``OSError``) is printed as one line and exits 2; any other
+exception is a fault of share-ner's own, printed as one line naming its type and place (exit 1).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import importlib
 import os
 import sys
 import threading
+import traceback
+from pathlib import Path
 from typing import Sequence
 
 from share_ner import __version__
@@ -21,6 +24,9 @@ from share_ner.errors import ShareNerError
 # One OpenBLAS thread unless the user sets otherwise: notes are spread over processes (--jobs), not BLAS threads,
 # and starting OpenBLAS's thread pool costs more than the small products of one note gain. Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# Set to show the traceback of an internal error instead of its one line.
+DEBUG_ENV = "SHARE_NER_DEBUG"
 
 # Subcommand modules under share_ner.commands, in the order --help lists them.
 COMMANDS = [
@@ -34,6 +40,7 @@ COMMANDS = [
     "ceiling",
     "report",
     "spark",
+    "model",
 ]
 
 
@@ -74,6 +81,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the system refused a file operation: its message names the file, not note text
+        print(f"share-ner: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a fault of share-ner's own: one line, without the message (it may quote a note)
+        if os.environ.get(DEBUG_ENV):
+            raise
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" in {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        print(f"share-ner: internal error: {type(exc).__name__}{where}; please report it (set {DEBUG_ENV}=1 for "
+              "the traceback, which may quote note text)", file=sys.stderr)
+        return 1
 
 
 def entry() -> None:

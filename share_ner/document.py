@@ -103,6 +103,12 @@ class Document:
     id: str
     text: str
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise TypeError(f"a note id must be a str, got {type(self.id).__name__}")
+        if not isinstance(self.text, str):
+            raise TypeError(f"note {self.id!r}: its text must be a str, got {type(self.text).__name__}")
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class Mention:

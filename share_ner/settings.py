@@ -12,8 +12,28 @@ from share_ner.io import read_json_file
 T = TypeVar("T")
 
 
+# The plain types a setting may be declared with, as the dataclasses write them, and the JSON values they take.
+_PLAIN = {"bool": ((bool,), "true or false"), "int": ((int,), "an integer"), "float": ((int, float), "a number"),
+          "str": ((str,), "a string")}
+
+
+def _type_error(declared: str, value: Any) -> str | None:
+    """What a value of a setting declared ``declared`` (e.g. ``int | None``) must be, when ``value`` is not that;
+    None when it is, or when the declared type is not a plain one."""
+    parts = [p.strip() for p in declared.split("|")]
+    if value is None and "None" in parts:
+        return None
+    kinds = [_PLAIN[p] for p in parts if p in _PLAIN]
+    if len(kinds) != len([p for p in parts if p != "None"]):
+        return None  # a composite type: its own class checks it
+    if any(isinstance(value, types) and (bool in types or not isinstance(value, bool)) for types, _ in kinds):
+        return None
+    return " or ".join([k for _, k in kinds] + (["null"] if "None" in parts else []))
+
+
 def checked_settings(cls: type, data: Any, what: str) -> dict[str, Any]:
-    """``data`` as a dict, or a :class:`ShareNerError` when it is not a mapping or has keys ``cls`` lacks.
+    """``data`` as a dict, or a :class:`ShareNerError` when it is not a mapping, has keys ``cls`` lacks, or has a
+    value of another type than the field declares (for plain types: true/false, integers, numbers, strings).
 
     The error lists the unknown keys and the allowed ones, e.g.
     ``unknown normalizer setting(s) 'use_gazeteer'; allowed: use_gazetteer, ...``.
@@ -26,6 +46,11 @@ def checked_settings(cls: type, data: Any, what: str) -> dict[str, Any]:
         raise ShareNerError(
             f"unknown {what} setting(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
         )
+    for f in fields(cls):
+        if f.name in data and isinstance(f.type, str):
+            want = _type_error(f.type, data[f.name])
+            if want is not None:
+                raise ShareNerError(f"{what} setting {f.name!r} must be {want}, got {repr(data[f.name])[:40]}")
     return dict(data)
 
 

@@ -26,6 +26,12 @@ token's custom attributes, and medspaCy's sections (``doc._.sections``, token
 indices) are moved to the new indices, so a sectionizer may run before this
 component.
 
+spaCy refuses a text longer than ``nlp.max_length`` (a million characters by default) before any component runs;
+set ``nlp.max_length`` higher to tag longer notes (a pipeline without a parser or NER needs no more memory than
+the text's tokens): this component tags a note of any length, in line-aligned pieces as ``share-ner tag`` does.
+A model directory that fails its checks is one :class:`~share_ner.model.ModelError` (a ``ShareNerError``) when
+the component is added or first used; a note that runs out of time raises ``share_ner.NoteTimeoutError``.
+
 The mentions themselves live in one list per doc (``doc._.share_ner_mentions``:
 spans, CUI, attributes; plain data, so docs travel between processes under
 ``nlp.pipe(..., n_process=N)``); the span attributes are read from it.

@@ -125,6 +125,20 @@ def test_umls_bad_input(tmp_path):
     assert not (tmp_path / "x.tsv").exists()
 
 
+@pytest.mark.parametrize("at", [0, 2, 9])
+@pytest.mark.parametrize("gz", [False, True])
+def test_umls_bad_utf8_names_its_line(tmp_path, at: int, gz: bool):
+    """The text reader decodes blocks of many lines; the error names the line of the bad byte, not the block's."""
+    lines = (META / "MRCONSO.RRF").read_bytes().splitlines(keepends=True)
+    lines[at] = lines[at].replace(b"|ENG|", b"|EN\xffG|", 1)
+    data = b"".join(lines)
+    (tmp_path / ("MRCONSO.RRF.gz" if gz else "MRCONSO.RRF")).write_bytes(gzip.compress(data) if gz else data)
+    shutil.copy(META / "MRSTY.RRF", tmp_path / "MRSTY.RRF")
+    with pytest.raises(InputError) as err:
+        build_umls_lexicon(tmp_path, tmp_path / "x.tsv")
+    assert str(err.value).startswith(f"{tmp_path / ('MRCONSO.RRF.gz' if gz else 'MRCONSO.RRF')}:{at + 1}: not valid UTF-8")
+
+
 def test_lexicon_loader_rejects_bad_files(tmp_path):
     p = tmp_path / "l.tsv"
     p.write_text("cui\tname\tsource\tsemtypes\tpreferred\tcolour\n", encoding="utf-8")
@@ -350,3 +364,17 @@ def test_cli_lexicon_errors(tmp_path, capsys):
 def test_empty_build_is_an_error(tmp_path):
     with pytest.raises(ShareNerError, match="no MRCONSO string passed"):
         build_umls_lexicon(META, tmp_path / "x.tsv", UmlsFilter.disorders(["NOSUCHSAB"]))
+
+
+def test_gazetteer_build_names_the_gold_file_and_line_of_a_span_past_the_note(tmp_path):
+    from share_ner.lexicons import build_gazetteer_lexicon
+
+    (tmp_path / "text").mkdir()
+    (tmp_path / "gold").mkdir()
+    (tmp_path / "text" / "n1.txt").write_text("He has chest pain and fever.\n")
+    gold = tmp_path / "gold" / "n1.pipe.txt"
+    gold.write_text("n1.txt||Disease_Disorder||CUI-less||7||17\nn1.txt||Disease_Disorder||CUI-less||22||27\n"
+                    "n1.txt||Disease_Disorder||CUI-less||22||99\n")
+    with pytest.raises(InputError) as err:
+        build_gazetteer_lexicon(tmp_path / "gold", tmp_path / "text")
+    assert str(err.value).startswith(f"{gold}:3: span 22-99 of note n1 ends past the note's end")

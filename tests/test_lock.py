@@ -108,12 +108,13 @@ def test_a_batch_into_a_locked_directory_touches_nothing(holder, tmp_path: Path)
     assert temp.read_text() == "half"
 
 
-def test_tag_into_a_locked_directory_is_one_line_and_exit_2(holder, tmp_path: Path) -> None:
+def test_tag_into_a_locked_directory_is_one_line_and_exit_2(holder, tmp_path: Path, small_model: Path) -> None:
     out, proc = holder
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.txt").write_text("fever\n")
-    run = subprocess.run([sys.executable, "-m", "share_ner.cli", "tag", str(notes), "--out", str(out)],
+    run = subprocess.run([sys.executable, "-m", "share_ner.cli", "tag", str(notes), "--model", str(small_model),
+                          "--out", str(out)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and f"pid {proc.pid}" in run.stderr

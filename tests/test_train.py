@@ -11,6 +11,7 @@ import pytest
 from share_ner.cli import main
 from share_ner.formats.share import gold_file_name, read_pipe_dir, write_pipe
 from share_ner.inputs.files import read_notes
+from share_ner.model import write_config
 from share_ner.pipeline import Pipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
@@ -226,7 +227,7 @@ def test_a_model_saved_before_the_algorithm_setting_reads_back_as_lbfgs(trained:
     meta = json.loads((old / "config.json").read_text(encoding="utf-8"))
     assert Pipeline.load(old).config.algorithm == meta["tagger"]["algorithm"]
     del meta["tagger"]["algorithm"]  # as written before the setting existed, when L-BFGS was the only learner
-    (old / "config.json").write_text(json.dumps(meta), encoding="utf-8")
+    write_config(old, meta)
     assert Pipeline.load(old).config.algorithm == "lbfgs"
 
 

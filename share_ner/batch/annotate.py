@@ -1,9 +1,14 @@
 """The unit of work: one note (or a batch of notes) through an annotator, with notes over a million characters
-tagged in line-aligned pieces. Failures become a :class:`NoteResult` with an error, never an exception.
+tagged in line-aligned pieces, each under a time limit (:mod:`share_ner.batch.timeout`). Failures become a
+:class:`NoteResult` with an error, never an exception.
+
+Code interrupted by the time limit at an arbitrary point may leave a cache half made, so an annotator that was
+interrupted is renewed (:meth:`PipelineAnnotator.renew`: its model loaded again) before its next note.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import traceback
 from dataclasses import dataclass
@@ -13,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from share_ner.attributes import ContextMatcher
+from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS, NoteTimeout, note_seconds, time_limit
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.pipeline import Pipeline
@@ -39,16 +45,40 @@ _WARM_UP = Document("warm-up", "History: chest pain and shortness of breath. No 
 class PipelineAnnotator:
     """A loaded model as an annotator: called with one note, it annotates that note; :meth:`many` annotates a
     batch with the same result, normalizing the batch's mentions together (faster: one tf-idf product, one
-    embedding batch under ``dense``)."""
+    embedding batch under ``dense``). ``load`` loads the same pipeline again (:meth:`renew`); by default the
+    pipeline's own pickled form (its model directory and attribute rules)."""
 
-    def __init__(self, pipeline: Any) -> None:
+    def __init__(self, pipeline: Any, load: Callable[[], Any] | None = None) -> None:
         self.pipeline = pipeline
+        self._load = load
 
     def __call__(self, doc: Document) -> list[Mention]:
         return self.pipeline.annotate(doc)
 
     def many(self, docs: Sequence[Document]) -> list[list[Mention] | Exception]:
         return self.pipeline.annotate_many(docs)
+
+    def renew(self) -> None:
+        """Load the pipeline again: after an interruption (:class:`NoteTimeout`) its caches may be half made."""
+        if self._load is not None:
+            self.pipeline = self._load()
+        else:
+            rebuild, args = self.pipeline.__reduce__()
+            self.pipeline = rebuild(*args)
+        self(_WARM_UP)
+
+
+def _load_pipeline(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None, attributes: bool,
+                   context_rules: str | None, anatomy: str | None) -> Pipeline:
+    pipeline = Pipeline.load(Path(model_dir))
+    if abbreviations is not None:
+        if pipeline.normalizer is None:
+            raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
+                                "normalization")
+        pipeline.normalizer.use_site_abbreviations(abbreviations)
+    if not attributes or context_rules is not None or anatomy is not None:
+        pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
+    return pipeline
 
 
 def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[str]] | None = None,
@@ -62,15 +92,8 @@ def load_annotator(model_dir: str | Path, abbreviations: Mapping[str, Sequence[s
     The model is tried on a one-line note, so that lazily built parts
     (tokenizer, abbreviation detector) count as start-up, not as the first note.
     """
-    pipeline = Pipeline.load(Path(model_dir))
-    if abbreviations is not None:
-        if pipeline.normalizer is None:
-            raise ShareNerError(f"{model_dir}: this model has no normalizer; a site abbreviation list is for "
-                                "normalization")
-        pipeline.normalizer.use_site_abbreviations(abbreviations)
-    if not attributes or context_rules is not None or anatomy is not None:
-        pipeline.use_attributes(ContextMatcher.load(context_rules, anatomy) if attributes else None)
-    annotate = PipelineAnnotator(pipeline)
+    load = functools.partial(_load_pipeline, model_dir, abbreviations, attributes, context_rules, anatomy)
+    annotate = PipelineAnnotator(load(), load)
     annotate(_WARM_UP)
     return annotate
 
@@ -103,19 +126,22 @@ class NoteResult:
     error: str | None = None
 
 
-def annotate_note(annotator: Annotator, doc: Document) -> NoteResult:
+def annotate_note(annotator: Annotator, doc: Document, seconds: float | None = DEFAULT_NOTE_SECONDS) -> NoteResult:
     """Annotate one note; an exception becomes ``NoteResult.error`` so that one bad note does not stop a batch.
 
     Pure and picklable with a picklable annotator: a distributed engine can map it over partitions.
     """
-    return annotate_notes(annotator, [doc])[0]
+    return annotate_notes(annotator, [doc], seconds)[0]
 
 
-def _failed(doc: Document, tokens: int, exc: BaseException) -> NoteResult:
-    # Exception messages may quote the note: report only the type and where it was raised.
+def failure_reason(exc: BaseException) -> str:
+    """A one-line reason for a note's failure, without note text: exception messages may quote the note, so only
+    the type and where it was raised; for a time-out, the limit."""
+    if isinstance(exc, NoteTimeout):
+        return exc.reason()
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" in {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    return NoteResult(doc.id, (), tokens, f"annotation failed: {type(exc).__name__}{where}")
+    return f"annotation failed: {type(exc).__name__}{where}"
 
 
 def note_pieces(text: str, limit: int = LONG_NOTE_CHARS, piece: int = PIECE_CHARS) -> list[tuple[int, int]]:
@@ -144,18 +170,35 @@ def _shifted(mention: Mention, doc_id: str, offset: int) -> Mention:
     return shifted if mention.attributes is None else shifted.with_attributes(mention.attributes)
 
 
-def annotate_notes(annotator: Annotator, docs: Sequence[Document]) -> list[NoteResult]:
+def annotate_notes(annotator: Annotator, docs: Sequence[Document],
+                   seconds: float | None = DEFAULT_NOTE_SECONDS) -> list[NoteResult]:
     """:func:`annotate_note` for each of ``docs``; an annotator with a ``many`` method (:class:`PipelineAnnotator`)
     gets the whole batch at once, and a failure stays with its note either way. A note over
     :data:`LONG_NOTE_CHARS` is annotated as its :func:`note_pieces`, each piece a note of its own, and its
-    mentions are those of its pieces at their offsets in the whole note."""
+    mentions are those of its pieces at their offsets in the whole note. Each note may take ``seconds`` per
+    million characters (:func:`note_seconds`; None: no limit); one that takes longer is rejected
+    (:class:`NoteTimeout`)."""
+    results = []
+    for doc, out in zip(docs, annotate_documents(annotator, docs, seconds)):
+        tokens = count_tokens(doc.text)
+        if isinstance(out, BaseException):
+            results.append(NoteResult(doc.id, (), tokens, failure_reason(out)))
+        else:
+            results.append(NoteResult(doc.id, tuple(out), tokens))
+    return results
+
+
+def annotate_documents(annotator: Annotator, docs: Sequence[Document],
+                       seconds: float | None = DEFAULT_NOTE_SECONDS) -> list[list[Mention] | BaseException]:
+    """The work of :func:`annotate_notes`: each note's mentions, or the exception that stopped it (a
+    :class:`NoteTimeout` when it ran out of time)."""
     parts: list[Document] = []
     owner: list[tuple[int, int]] = []  # (index in docs, offset of the piece)
     for i, doc in enumerate(docs):
         for start, end in note_pieces(doc.text):
             parts.append(doc if (start, end) == (0, len(doc.text)) else Document(doc.id, doc.text[start:end]))
             owner.append((i, start))
-    outs = _annotate_parts(annotator, parts)
+    outs = _annotate_parts(annotator, parts, seconds)
     mentions: list[list[Mention]] = [[] for _ in docs]
     errors: list[BaseException | None] = [None] * len(docs)
     for (i, offset), out in zip(owner, outs):
@@ -163,24 +206,39 @@ def annotate_notes(annotator: Annotator, docs: Sequence[Document]) -> list[NoteR
             errors[i] = errors[i] or out
         else:
             mentions[i].extend(out if offset == 0 else (_shifted(m, docs[i].id, offset) for m in out))
-    results = []
-    for doc, ms, err in zip(docs, mentions, errors):
-        tokens = count_tokens(doc.text)
-        results.append(_failed(doc, tokens, err) if err is not None else NoteResult(doc.id, tuple(ms), tokens))
-    return results
+    return [err if err is not None else ms for ms, err in zip(mentions, errors)]
 
 
-def _annotate_parts(annotator: Annotator, docs: Sequence[Document]) -> list[list[Mention] | BaseException]:
+def _renew(annotator: Annotator) -> None:
+    renew = getattr(annotator, "renew", None)  # an annotator without it holds no state to mend
+    if renew is None:
+        return
+    try:
+        renew()
+    except Exception as exc:  # noqa: BLE001 - one line: the notes after it cannot be annotated
+        what = str(exc) if isinstance(exc, ShareNerError) else type(exc).__name__
+        raise ShareNerError(f"cannot load the model again after a note ran out of time: {what}") from None
+
+
+def _annotate_parts(annotator: Annotator, docs: Sequence[Document],
+                    seconds: float | None) -> list[list[Mention] | BaseException]:
     many = getattr(annotator, "many", None)
     if many is not None and len(docs) > 1:
         try:
-            return list(many(docs))
+            with time_limit(note_seconds(seconds, sum(len(d.text) for d in docs))):
+                return list(many(docs))
+        except NoteTimeout:  # then note by note, so that only the note at fault is stopped
+            _renew(annotator)
         except Exception:  # noqa: BLE001 - then note by note, so that only the note at fault fails
             pass
     outs: list[list[Mention] | BaseException] = []
     for doc in docs:
         try:
-            outs.append(list(annotator(doc)))
+            with time_limit(note_seconds(seconds, len(doc.text))):
+                outs.append(list(annotator(doc)))
+        except NoteTimeout as exc:
+            outs.append(exc)
+            _renew(annotator)
         except Exception as exc:  # noqa: BLE001 - a batch must survive any failure on one note
             outs.append(exc)
     return outs

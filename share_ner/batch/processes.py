@@ -1,16 +1,19 @@
 """What runs in a worker process: the annotator it loads once (:func:`_load_annotator`), the batches it
-annotates (:func:`_work`), and child-process helpers (:func:`in_child`, :func:`settle_heap`).
+annotates (:func:`_work`); batches handed to worker processes and their results taken back in order
+(:class:`BatchPool`); and child-process helpers (:func:`in_child`, :func:`settle_heap`).
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import pickle
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
-from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes
+from share_ner.batch.annotate import AnnotatorFactory, annotate_documents, annotate_notes, failure_reason
+from share_ner.batch.workers import Death, WorkerPool
 from share_ner.document import Document
 from share_ner.errors import ShareNerError
 
@@ -72,9 +75,127 @@ def _load_annotator(factory: AnnotatorFactory) -> None:
         _WORKER["error"] = what
 
 
-def _work(docs: list[Document]) -> tuple[float, list[NoteResult] | str]:
-    """Annotate a batch in a worker; also return how long the worker took to load its annotator."""
+def _picklable(out: Any) -> Any:
+    """A note's mentions, or its exception if it can travel back to the parent (else one that says what it was)."""
+    if isinstance(out, BaseException):
+        try:
+            pickle.dumps(out)
+        except Exception:  # noqa: BLE001 - whatever the exception holds
+            return RuntimeError(failure_reason(out))
+    return out
+
+
+def _work(payload: tuple[list[Document], float | None, bool]) -> tuple[float, list[Any] | str]:
+    """Annotate a batch in a worker (``(docs, seconds per note, raw)``): a :class:`NoteResult` per note, or with
+    ``raw`` its mentions or exception (:func:`annotate_documents`); also how long the worker took to load its
+    annotator."""
     if "error" in _WORKER:
         return 0.0, _WORKER["error"]
+    docs, seconds, raw = payload
     annotator = _WORKER["annotator"]
-    return _WORKER["load_seconds"], annotate_notes(annotator, docs)
+    if raw:
+        return _WORKER["load_seconds"], [_picklable(out) for out in annotate_documents(annotator, docs, seconds)]
+    return _WORKER["load_seconds"], annotate_notes(annotator, docs, seconds)
+
+
+# Workers dying this many times in a row without finishing a task: the annotator itself is at fault, not a note.
+MAX_DEATHS_IN_A_ROW = 10
+
+
+class _Task:
+    """A batch on its way through the worker pool: its documents, and how often a worker died holding it."""
+
+    def __init__(self, seq: int, docs: list[Document], part: int | None = None) -> None:
+        self.seq = seq
+        self.docs = docs
+        self.part = part  # index of the single note, once the batch is split after two deaths
+        self.deaths = 0
+
+
+class BatchPool:
+    """Batches of notes annotated by worker processes running :func:`_work`, their results given back in the
+    order the batches were submitted.
+
+    :class:`~share_ner.batch.workers.WorkerPool` reports a worker that dies (the OOM killer, a crash in a C
+    extension) with the batch it held: that batch is tried once more whole, then note by note, so that only a
+    note that kills its worker alone fails; its result is ``dead(doc, reason)``. Workers dying
+    :data:`MAX_DEATHS_IN_A_ROW` times without finishing a batch, or a worker that cannot load its annotator,
+    are one :class:`ShareNerError`.
+    """
+
+    def __init__(self, pool: WorkerPool, dead: Callable[[Document, str], Any], seconds: float | None = None,
+                 raw: bool = False) -> None:
+        self.pool = pool
+        self.dead = dead
+        self.seconds = seconds  # the time limit per note (annotate_notes)
+        self.raw = raw
+        self.load_seconds = 0.0  # the longest a worker took to load its annotator
+        self._finished: dict[int, list[Any]] = {}
+        self._parts: dict[int, list[Any]] = {}  # a split batch's results, note by note
+        self._submitted = 0
+        self._given = 0
+        self._deaths_in_a_row = 0
+
+    def submit(self, docs: Sequence[Document]) -> None:
+        docs = list(docs)
+        if docs:
+            self._send(_Task(self._submitted, docs))
+        else:
+            self._finished[self._submitted] = []
+        self._submitted += 1
+
+    def _send(self, task: _Task) -> None:
+        self.pool.submit(task, (task.docs, self.seconds, self.raw))
+
+    def in_flight(self) -> int:
+        """Batches submitted whose results were not given back yet."""
+        return self._submitted - self._given
+
+    def done(self) -> Iterator[list[Any]]:
+        """The results of the next batches in order, as far as they are finished."""
+        while self._given in self._finished:
+            results = self._finished.pop(self._given)
+            self._given += 1
+            yield results
+
+    def wait(self, timeout: float | None = 1.0) -> None:
+        """Wait for workers to finish batches (or die) and take their results."""
+        for event in self.pool.wait(timeout=timeout):
+            task: _Task = event.task
+            if isinstance(event, Death):
+                self._deaths_in_a_row += 1
+                if self._deaths_in_a_row >= MAX_DEATHS_IN_A_ROW:
+                    raise ShareNerError(f"worker processes keep dying ({event.reason()}, {self._deaths_in_a_row} "
+                                        "times in a row without finishing a batch); the model cannot run here")
+                if task is None:
+                    continue  # it died starting, holding no batch
+                task.deaths += 1
+                if task.part is not None or len(task.docs) == 1:
+                    # the note alone killed its worker again: it is the note at fault
+                    self._collect(task, [self.dead(task.docs[0], event.reason())])
+                elif task.deaths == 1:
+                    self._send(task)  # once more, whole
+                else:
+                    self._parts[task.seq] = [None] * len(task.docs)
+                    for k, doc in enumerate(task.docs):
+                        self._send(_Task(task.seq, [doc], part=k))
+                continue
+            self._deaths_in_a_row = 0
+            load_seconds, results = event.result
+            if isinstance(results, str):
+                raise ShareNerError(results)
+            self.load_seconds = max(self.load_seconds, load_seconds)
+            self._collect(task, results)
+
+    def _collect(self, task: _Task, results: list[Any]) -> None:
+        if task.part is None:
+            self._finished[task.seq] = results
+            return
+        got = self._parts[task.seq]
+        got[task.part] = results[0]
+        if all(r is not None for r in got):
+            self._finished[task.seq] = got
+            del self._parts[task.seq]
+
+    def close(self, kill: bool = False) -> None:
+        self.pool.close(kill=kill)

@@ -20,10 +20,10 @@ command again:
 One run at a time writes into an output directory (:mod:`share_ner.batch.lock`): a second run stops with an
 error naming the first, and takes over the lock of a run that was killed.
 
-Bad input never stops the batch: an empty, binary or undecodable note, a
-malformed CSV row, a duplicate note id, a truncated ``.gz``, a note whose
-worker process died becomes a line of the rejects file (``source``, note id,
-row, byte offset, reason; never note text unless ``show_text``).
+Bad input never stops the batch: an empty, binary or undecodable note, a malformed CSV row, a duplicate note id,
+a truncated ``.gz``, a note whose worker process died, a note that ran out of time
+(:mod:`share_ner.batch.timeout`) becomes a line of the rejects file (``source``, note id, row, byte offset,
+reason; never note text unless ``show_text``).
 
 Worker processes (:mod:`share_ner.batch.workers`) that die are replaced: the batch a
 dead worker held is tried once more, then note by note, so that only the note
@@ -46,7 +46,7 @@ from typing import Any, Iterator, Sequence, TextIO
 
 from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
 from share_ner.batch.lock import OutputLock, output_lock
-from share_ner.batch.processes import _WORKER, _init_worker, _load_annotator, _work, settle_heap
+from share_ner.batch.processes import _WORKER, BatchPool, _init_worker, _load_annotator, _work, settle_heap
 from share_ner.batch.progress import progress_bar, sigterm_as_interrupt
 from share_ner.batch.rejects import REJECTS_NAME, Reject, _RejectLog
 from share_ner.batch.sinks import (
@@ -60,7 +60,8 @@ from share_ner.batch.sinks import (
     _StreamSink,
     per_note_file_name,
 )
-from share_ner.batch.workers import Death, WorkerPool
+from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS
+from share_ner.batch.workers import WorkerPool
 from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
@@ -75,10 +76,6 @@ SUMMARY_NAME = "summary.json"
 
 
 RUN_NAME = "run.json"
-
-
-# Workers dying this many times in a row without finishing a task: the annotator itself is at fault, not a note.
-MAX_DEATHS_IN_A_ROW = 10
 
 
 @dataclass
@@ -107,6 +104,8 @@ class BatchOptions:
     preload: bool = False
     # rejects and errors may quote the first characters of a bad record (off: they name ids, rows and offsets)
     show_text: bool = False
+    # seconds a note may take per million characters (or part of one) before it is rejected; 0 or None: no limit
+    note_seconds: float | None = DEFAULT_NOTE_SECONDS
     # who writes into ``out``, named in the error of another run that finds it locked
     command: str = "share-ner tag"
 
@@ -194,16 +193,6 @@ def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
         return read_note(path, encoding, doc_id, reject_empty=True)
     except InputError as exc:
         return exc.message
-
-
-class _Task:
-    """A batch on its way through the worker pool: its documents, and how often a worker died holding it."""
-
-    def __init__(self, seq: int, docs: list[Document], part: int | None = None) -> None:
-        self.seq = seq
-        self.docs = docs
-        self.part = part  # index of the single note, once the batch is split after two deaths
-        self.deaths = 0
 
 
 class _Runner:
@@ -528,6 +517,7 @@ class _Runner:
 
     def results(self, pending: deque) -> Iterator[tuple[list[_Item], list[NoteResult]]]:
         opt = self.opt
+        seconds = opt.note_seconds or None
         if opt.jobs == 1:
             start = time.perf_counter()
             annotator = self.factory()
@@ -535,82 +525,35 @@ class _Runner:
                 settle_heap()
             self.summary.startup_seconds = time.perf_counter() - start
             for docs in self.batches(pending):
-                results = annotate_notes(annotator, docs)
+                results = annotate_notes(annotator, docs, seconds)
                 yield pending.popleft(), results
             return
         if opt.preload and sys.platform.startswith("linux"):
             _load_annotator(self.factory)  # into this process: the forked workers (and their replacements) inherit it
-            pool = WorkerPool(opt.jobs, _work, context=multiprocessing.get_context("fork"))
+            workers = WorkerPool(opt.jobs, _work, context=multiprocessing.get_context("fork"))
         else:
-            pool = WorkerPool(opt.jobs, _work, initializer=_init_worker, initargs=(self.factory,))
+            workers = WorkerPool(opt.jobs, _work, initializer=_init_worker, initargs=(self.factory,))
+        pool = BatchPool(workers, lambda doc, reason: NoteResult(doc.id, (), count_tokens(doc.text), reason), seconds)
         source = self.batches(pending)
-        # results of batches not yet handled, by sequence number; a split batch collects its notes one by one
-        finished: dict[int, list[NoteResult]] = {}
-        parts: dict[int, list[NoteResult | None]] = {}
-        next_seq = read = 0
         exhausted = False
-        deaths_in_a_row = 0
         try:
             while True:
-                while not exhausted and read - next_seq < opt.jobs * 3 and not self.stop.is_set():
+                while not exhausted and pool.in_flight() < opt.jobs * 3 and not self.stop.is_set():
                     docs = next(source, None)
                     if docs is None:
                         exhausted = True
                         break
-                    if docs:
-                        pool.submit(_Task(read, docs), docs)
-                    else:
-                        finished[read] = []
-                    read += 1
-                while next_seq in finished:
-                    batch = pending.popleft()
-                    yield batch, finished.pop(next_seq)
-                    next_seq += 1
-                if next_seq == read and (exhausted or self.stop.is_set()):
+                    pool.submit(docs)
+                for results in pool.done():
+                    yield pending.popleft(), results
+                if pool.in_flight() == 0 and (exhausted or self.stop.is_set()):
                     break
-                for event in pool.wait(timeout=1.0):
-                    task: _Task = event.task
-                    if isinstance(event, Death):
-                        deaths_in_a_row += 1
-                        if deaths_in_a_row >= MAX_DEATHS_IN_A_ROW:
-                            raise ShareNerError(f"worker processes keep dying ({event.reason()}, {deaths_in_a_row} "
-                                                "times in a row without finishing a batch); the model cannot run here")
-                        if task is None:
-                            continue  # it died starting, holding no batch
-                        task.deaths += 1
-                        if task.part is not None or len(task.docs) == 1:
-                            # the note alone killed its worker again: it is the note at fault
-                            result = NoteResult(task.docs[0].id, (), count_tokens(task.docs[0].text), event.reason())
-                            self._collect(task, [result], finished, parts)
-                        elif task.deaths == 1:
-                            pool.submit(task, task.docs)  # once more, whole
-                        else:
-                            parts[task.seq] = [None] * len(task.docs)
-                            for k, doc in enumerate(task.docs):
-                                pool.submit(_Task(task.seq, [doc], part=k), [doc])
-                        continue
-                    deaths_in_a_row = 0
-                    load_seconds, results = event.result
-                    if isinstance(results, str):
-                        raise ShareNerError(results)
-                    self.summary.startup_seconds = max(self.summary.startup_seconds, load_seconds)
-                    self._collect(task, results, finished, parts)
+                pool.wait(timeout=1.0)
+                self.summary.startup_seconds = max(self.summary.startup_seconds, pool.load_seconds)
         finally:
             self.stop.set()
             pool.close(kill=True)
             _WORKER.clear()  # a preloaded annotator: not kept past the run
-
-    @staticmethod
-    def _collect(task: _Task, results: list[NoteResult], finished: dict[int, list[NoteResult]],
-                 parts: dict[int, list[NoteResult | None]]) -> None:
-        if task.part is None:
-            finished[task.seq] = results
-            return
-        got = parts[task.seq]
-        got[task.part] = results[0]
-        if all(r is not None for r in got):
-            finished[task.seq] = [r for r in got if r is not None]
-            del parts[task.seq]
 
     def run(self) -> RunSummary:
         with self.held:

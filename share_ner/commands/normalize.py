@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from share_ner.lexicons.abbreviations import load_abbreviations
     from share_ner.linking.config import NormalizerConfig
     from share_ner.linking.normalizer import Normalizer, group_counts
+    from share_ner.model import FILES, read_model_info
 
     if len(args.train_text or ()) != len(args.train_gold or ()):
         raise ShareNerError("--train-text and --train-gold go together, as many of one as of the other")
@@ -71,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
     site = load_abbreviations(args.abbreviations) if args.abbreviations else None  # file and line of a bad row
     if args.model:
         model = Path(args.model)
-        normalizer = Normalizer.load(model / "normalizer" if (model / "normalizer").is_dir() else model)
+        if (model / FILES.config).is_file():
+            read_model_info(model)  # a model directory: every file checked against its manifest first
+        normalizer = Normalizer.load(model / FILES.normalizer if (model / FILES.normalizer).is_dir() else model)
         if site is not None:
             normalizer.use_site_abbreviations(site)
     else:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from share_ner.batch.sinks import DEFAULT_SHARD_SIZE
+from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
@@ -60,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--placeholders", action="append", default=[], metavar="FILE",
                    help="the site's own de-identification placeholder patterns (TSV name<TAB>regex), each match one "
                         "token, added to the packaged ones (repeatable)")
+    p.add_argument("--note-timeout", type=float, default=DEFAULT_NOTE_SECONDS, metavar="SECONDS",
+                   help=f"stop a note that takes longer than this per million characters (or part of a million) and "
+                        f"list it in the rejects file (default {DEFAULT_NOTE_SECONDS:g}; 0: no limit)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     p.set_defaults(func=run)
 
@@ -108,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     for path in map(Path, args.inputs):
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")
+    if not args.note_timeout >= 0:
+        raise ShareNerError(f"--note-timeout must be 0 (no limit) or more seconds, got {args.note_timeout:g}")
     if args.placeholders:
         from share_ner.placeholders import use_site_placeholders
 
@@ -169,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         settle_heap=True,
         preload=preload,
         show_text=args.show_text,
+        note_seconds=args.note_timeout,
     )
     try:
         summary = run_batch(args.inputs, factory, options)

@@ -96,7 +96,7 @@ from share_ner.linking.candidates import (
 from share_ner.linking.config import Decision, NormalizerConfig
 from share_ner.linking.context import NoteContexts, word_counts
 from share_ner.linking.fitting import _fit_cv, _merged_rewrites
-from share_ner.linking.store import COPY_LIMIT_BYTES, FORMAT_VERSION, LEGACY_SETTINGS, _load_reference
+from share_ner.linking.store import COPY_LIMIT_BYTES, FORMAT_VERSION, LEGACY_SETTINGS, _load_reference, check_saved
 from share_ner.model import NORMALIZER_FILES
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
@@ -862,13 +862,17 @@ class Normalizer:
             raise ShareNerError(f"{directory}: not a normalizer directory (no {NORMALIZER_FILES.config})") from None
         except (OSError, ValueError) as exc:
             raise ShareNerError(f"{meta_path}: cannot read: {exc}") from None
+        check_saved(meta, meta_path)  # a wrong type: one line naming the file
         if meta.get("format_version") != FORMAT_VERSION:
             raise ShareNerError(f"{meta_path}: normalizer format {meta.get('format_version')!r}; "
                                 f"this share-ner reads format {FORMAT_VERSION}")
         saved = meta.get("config", {})
         # Saved before word coverage, the thesaurus or the negation guard joined the tf-idf step: keep the step
         # its threshold was fitted on.
-        config = NormalizerConfig.from_dict({**LEGACY_SETTINGS, **saved})
+        try:
+            config = NormalizerConfig.from_dict({**LEGACY_SETTINGS, **saved})
+        except ShareNerError as exc:
+            raise ShareNerError(f"{meta_path}: {exc}") from None
         lexicon = _load_reference(directory, meta.get("lexicon"))
         gazetteer = load_lexicon(directory / meta["gazetteer"]) if meta.get("gazetteer") else None
         # absent from normalizers saved before site abbreviation lists existed

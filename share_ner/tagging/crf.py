@@ -29,7 +29,7 @@ from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import decode
-from share_ner.tagging.weights import WeightsError, read_weights, viterbi
+from share_ner.tagging.weights import WeightsError, check_model_bytes, read_weights, viterbi
 from share_ner.text import split_sentences
 
 
@@ -93,11 +93,13 @@ def _mentions(sentence: Sentence, tags: list[str], scheme: str, resources: Tagge
 class CrfTagger:
     """The trained CRF tagger of a model directory: its settings, feature resources and CRFsuite weights."""
 
-    def __init__(self, config: TaggerConfig, crf: pycrfsuite.Tagger, resources: TaggerResources) -> None:
+    def __init__(self, config: TaggerConfig, crf: pycrfsuite.Tagger, resources: TaggerResources,
+                 model_bytes: bytes | None = None) -> None:
         if resources.weights is None:
             raise ValueError("a tagger's resources need the model's weights")
         self.config = config
         self.crf = crf  # CRFsuite's own tagger, for the sentences viterbi is unsure of
+        self._model_bytes = model_bytes  # a tagger opened in memory reads them for as long as it lives
         self.resources = resources
         self.weights = resources.weights
         # the rows of summed weights of the attribute bundles met, kept for the run
@@ -117,19 +119,28 @@ class CrfTagger:
             raise ModelError(
                 f"{info.path(FILES.config)}: {exc} (model written by share-ner {info.data.get('share_ner_version')})"
             ) from None
+        # CRFsuite's C reader trusts the file's offsets: it gets the very bytes checked here, or none
+        path = info.path(FILES.crf)
         tagger = pycrfsuite.Tagger()
         try:
-            tagger.open(str(info.path(FILES.crf)))
+            data = path.read_bytes()
+            check_model_bytes(data)
+            tagger.open_inmemory(data)
         except (OSError, ValueError) as exc:
-            raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
+            raise ModelError(f"{path}: not a readable CRFsuite model ({exc})") from None
 
         def build() -> TaggerResources:
             try:
-                weights = read_weights(info.path(FILES.crf))
-            except (OSError, WeightsError) as exc:
-                raise ModelError(f"{info.path(FILES.crf)}: not a readable CRFsuite model ({exc})") from None
-            terms = list(read_terms(info.path(FILES.terms))) if info.has_terms else None
+                weights = read_weights(data)
+            except WeightsError as exc:
+                raise ModelError(f"{path}: not a readable CRFsuite model ({exc})") from None
+            terms = list(read_terms(info.path(FILES.terms), info.data["terms"].get("rows"))) if info.has_terms \
+                else None
             clusters = load_clusters(info.path(FILES.clusters)) if info.has_clusters else None
+            words = info.data["clusters"].get("words") if info.has_clusters else None
+            if clusters is not None and isinstance(words, int) and len(clusters) != words:
+                raise ModelError(f"{info.path(FILES.clusters)}: {len(clusters)} words where {FILES.config} records "
+                                 f"{words} (truncated or changed); retrain the model or restore its directory")
             resources = replace(make_resources(terms, clusters), weights=weights)
             # Tokens carry only the attributes the model weighs; CRFsuite would skip the others (same tags, less
             # work).
@@ -138,7 +149,7 @@ class CrfTagger:
 
         files = (info.path(FILES.terms) if info.has_terms else None,
                  info.path(FILES.clusters) if info.has_clusters else None, info.path(FILES.crf))
-        return cls(config, tagger, cached_resources(files, build))
+        return cls(config, tagger, cached_resources(files, build), data)
 
     def tag(self, doc: Document) -> list[Mention]:
         """The note's disorder mentions, all ``CUI-less``."""
