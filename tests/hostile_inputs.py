@@ -11,8 +11,11 @@ Each note holds :data:`MARKER`, so that a test can look for note text where none
 from __future__ import annotations
 
 import gzip
+import io
+import json
 import re
 from pathlib import Path
+from typing import Any, Callable
 
 from mimic_csv import III_HEADER, IV_HEADER
 
@@ -158,3 +161,47 @@ def _note_files(directory: Path, big_chars: int) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return directory
+
+
+# ---------------------------------------------------------------- what each command makes of an input
+
+COUNTS = ("notes", "mentions", "rejected", "tokens", "characters", "skipped_iserror", "skipped_category")
+
+
+def _relative(source: str, root: Path) -> str:
+    """A reject's file below the input, as share-ner tag's rejects.tsv writes it (tabs as spaces)."""
+    path = Path(source.removeprefix("file:"))
+    return re.sub(r"[\t\r\n]+", " ", path.relative_to(root).as_posix() if root.is_dir() else path.name)
+
+
+def tag_outcome(path: Path, tmp: Path, factory: Callable[[], Any]) -> tuple[dict, list, dict]:
+    """share-ner tag's mentions (by note id), rejects (file below the input, note id, row, reason) and counts for
+    ``path``, from its JSON Lines stream."""
+    from share_ner.batch.runner import BatchOptions, run_batch
+
+    stdout, rejects = io.StringIO(), tmp / f"{path.name}-rejects.tsv"
+    summary = run_batch([path], factory, BatchOptions(out=None, progress=False, rejects=rejects),
+                        stdout=stdout, stderr=io.StringIO())
+    mentions = {}
+    for line in stdout.getvalue().splitlines():
+        record = json.loads(line)
+        mentions[record["doc_id"]] = sorted((tuple(map(tuple, m["spans"])), m["cui"]) for m in record["mentions"])
+    rows = [line.split("\t") for line in rejects.read_text(encoding="utf-8").splitlines()[1:]]
+    found = sorted((_relative(src, path), note_id, int(row) if row else None, reason)
+                   for src, note_id, row, _, reason in rows)
+    return {k: v for k, v in mentions.items() if v}, found, {k: getattr(summary, k) for k in COUNTS}
+
+
+def spark_outcome(spark: Any, path: Path, out: Path, **how: Any) -> tuple[dict, list, dict]:
+    """The same of share-ner spark (``how``: ``run_spark``'s ``factory``, or ``model=`` for its options)."""
+    import pyarrow.dataset as ds
+
+    from share_ner.formats.parquet import read_parquet
+    from share_ner.spark_job import SparkOptions, run_spark
+
+    run_spark(SparkOptions(str(path), str(out), model=how.pop("model", None)), spark, **how)
+    mentions = {k: sorted((m.spans, m.cui) for m in v) for k, v in read_parquet(out / "mentions").items()}
+    table = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
+    found = sorted((_relative(r["source"], path), r["note_id"], r["row"], r["reason"]) for r in table)
+    summary = json.loads((out / "summary.json").read_text())
+    return mentions, found, {k: summary[k] for k in COUNTS}

@@ -4,7 +4,6 @@ as ``share-ner tag``, rejects, resume, one-line errors; with the real pipeline o
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import re
 import shutil
@@ -13,10 +12,9 @@ from pathlib import Path
 
 import hostile_inputs
 import pytest
-from hostile_inputs import MARKER, term_factory, write_hostile_inputs
+from hostile_inputs import COUNTS, MARKER, spark_outcome, tag_outcome, term_factory, write_hostile_inputs
 from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
-from share_ner.batch.runner import BatchOptions, run_batch
 from share_ner.cli import main
 from share_ner.errors import ShareNerError
 from share_ner.formats import read_annotations
@@ -99,7 +97,6 @@ def tag_jsonl(csv_path: Path, model_dir: Path, out: Path) -> tuple[dict, dict]:
     return read_annotations(out / stem), json.loads((out / "summary.json").read_text())
 
 
-COUNTS = ("notes", "mentions", "rejected", "tokens", "characters", "skipped_iserror", "skipped_category")
 
 
 def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: Path) -> None:
@@ -309,38 +306,6 @@ def test_annotate_api_gives_mentions_and_rejects(spark, model_dir: Path) -> None
         annotate(df, text_col="body", model=str(model_dir))
 
 
-def _relative(source: str, root: Path) -> str:
-    """A reject's file below the input, as share-ner tag's rejects.tsv writes it (tabs as spaces)."""
-    path = Path(source.removeprefix("file:"))
-    return re.sub(r"[\t\r\n]+", " ", path.relative_to(root).as_posix() if root.is_dir() else path.name)
-
-
-def tag_outcome(path: Path, tmp: Path) -> tuple[dict, list, dict]:
-    """share-ner tag's mentions (by note id), rejects and counts for ``path``: its JSON Lines stream."""
-    stdout, rejects = io.StringIO(), tmp / f"{path.name}-rejects.tsv"
-    summary = run_batch([path], term_factory, BatchOptions(out=None, progress=False, rejects=rejects),
-                        stdout=stdout, stderr=io.StringIO())
-    mentions = {}
-    for line in stdout.getvalue().splitlines():
-        record = json.loads(line)
-        mentions[record["doc_id"]] = sorted((tuple(map(tuple, m["spans"])), m["cui"]) for m in record["mentions"])
-    rows = [line.split("\t") for line in rejects.read_text(encoding="utf-8").splitlines()[1:]]
-    found = sorted((_relative(src, path), note_id, int(row) if row else None, reason)
-                   for src, note_id, row, _, reason in rows)
-    return mentions, found, {k: getattr(summary, k) for k in COUNTS}
-
-
-def spark_outcome(spark, path: Path, out: Path) -> tuple[dict, list, dict]:
-    import pyarrow.dataset as ds
-
-    run_spark(SparkOptions(str(path), str(out)), spark, factory=term_factory)
-    mentions = {k: sorted((m.spans, m.cui) for m in v) for k, v in read_parquet(out / "mentions").items()}
-    table = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
-    found = sorted((_relative(r["source"], path), r["note_id"], r["row"], r["reason"]) for r in table)
-    summary = json.loads((out / "summary.json").read_text())
-    return mentions, found, {k: summary[k] for k in COUNTS}
-
-
 def test_tag_and_spark_share_one_input_contract_on_hostile_inputs(spark, tmp_path: Path) -> None:
     """The same notes, ids, rejects (with their reasons, rows and files) and counts from both commands, for CSV
     exports, Parquet tables and a directory of notes full of what breaks readers."""
@@ -349,8 +314,8 @@ def test_tag_and_spark_share_one_input_contract_on_hostile_inputs(spark, tmp_pat
     cloudpickle.register_pickle_by_value(hostile_inputs)  # the workers cannot import the tests' modules
     inputs = write_hostile_inputs(tmp_path / "in")
     for name, path in inputs.items():
-        tag = tag_outcome(path, tmp_path)
-        got = spark_outcome(spark, path, tmp_path / f"spark-{name}")
+        tag = tag_outcome(path, tmp_path, term_factory)
+        got = spark_outcome(spark, path, tmp_path / f"spark-{name}", factory=term_factory)
         assert got[0] == tag[0], name  # mention for mention, every note tagged (each has a mention)
         assert got[1] == tag[1], name
         assert got[2] == tag[2], name
