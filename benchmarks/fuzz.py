@@ -580,10 +580,15 @@ def killed_workers(fz: Fuzz) -> Outcome:
 
 # ---------------------------------------------------------------- the table
 
-def report(outcomes: list[Outcome], jobs: int, cpu: float, command: str = "nice python benchmarks/fuzz.py") -> str:
-    lines = ["# Fuzzing: bad models, hostile patterns and notes, corrupted exports, runs at once, killed workers", "",
+TITLE = "Fuzzing: bad models, hostile patterns and notes, corrupted exports, runs at once, killed workers"
+HOW = "through the command line (and `share_ner.load`, `Annotator.pipe`) as a user runs them"
+
+
+def report(outcomes: list[Outcome], jobs: int, cpu: float, command: str = "nice python benchmarks/fuzz.py",
+           title: str = TITLE, how: str = HOW) -> str:
+    lines = [f"# {title}", "",
              f"Measured with `{command}` (workers: `--jobs {jobs}`), on MTSamples notes with the default model, "
-             "through the command line (and `share_ner.load`, `Annotator.pipe`) as a user runs them. A crash is a "
+             f"{how}. A crash is a "
              "process ended by a signal or a traceback on stderr; a hang, a process still running at the case's "
              "timeout; a silent loss, a run that went on with bad input (a changed model accepted), a good note "
              "missing or different from a clean run's, or a bad record neither tagged nor named.",

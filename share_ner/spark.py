@@ -5,17 +5,20 @@
     >>> mentions, rejects = annotate(notes, model="/dbfs/models/m", rejects=True)  # doctest: +SKIP
 
 The work per partition is :func:`share_ner.batch.annotate_notes`, the function ``share-ner tag`` maps over its
-batches, so both give the same mentions. It runs in ``mapInPandas``. Under :mod:`share_ner.spark_daemon` (the
-sessions share-ner starts use it) each executor's Python daemon loads the model once and forks the workers from
-it; otherwise each Python worker loads it at its first task. Either way a worker keeps it (a module-level cache
-keyed by the model) for every later task, never loading it once per row. The model is read from a path every
-executor can read, or shipped with the job (``ship_model=True``: ``SparkContext.addFile``).
+batches, so both give the same mentions. It runs in ``mapInPandas``, over records already checked under the input
+contract (:mod:`share_ner.spark_inputs`: a note, or the reason of a reject). Under :mod:`share_ner.spark_daemon`
+(the sessions share-ner starts use it) each executor's Python daemon loads the model once and forks the workers
+from it; otherwise each Python worker loads it at its first task. Either way a worker keeps it (a module-level
+cache keyed by the model) for every later task, never loading it once per row. The model is read from a path
+every executor can read, or shipped with the job (``ship_model=True``: a zip archive, ``SparkContext.addArchive``).
 
 Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
-``cui`` and the attribute columns). A note that cannot be tagged (empty, undecodable, or the annotator raised)
-becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on. :func:`annotate_counted`
-(what ``share-ner spark`` runs) returns the mentions alone and gathers the counts and rejects into an
-accumulator, so that the one action writing the mentions is the only pass over the notes.
+``cui`` and the attribute columns). A note that cannot be tagged (a bad id, empty, undecodable, or the annotator
+raised) becomes a reject row (``note_id``, ``reason``, ``source``, ``row``; never the text) and the task goes on.
+:func:`annotate_counted` returns the mentions alone and gathers the counts and rejects into an accumulator, so
+that the one action writing the mentions is the only pass over the notes; :func:`annotate_records` is the same
+over records (what ``share-ner spark`` runs), with ``guarded=True`` annotating each batch in a child process, so
+that a note that crashes the process is rejected alone.
 
 PySpark, pyarrow and pandas come with the ``spark`` extra and are imported only here.
 """

@@ -72,6 +72,7 @@ class InputFile:
     path: str
     relative: str
     problem: str | None = None
+    size: int | None = None  # bytes, when the listing says
 
     def source(self) -> str:
         """The file as rejects name it: a local path as such, any other as its URI."""
@@ -112,12 +113,12 @@ def is_uri(path: str) -> bool:
 
 
 def _local_files(root: Path, fmt: str) -> list[InputFile]:
-    def entry(path: Path, problem: str | None = None) -> InputFile:
+    def entry(path: Path, problem: str | None = None, size: int | None = None) -> InputFile:
         relative = path.name if path == root else path.relative_to(root).as_posix()
-        return InputFile("file:" + os.path.abspath(path), str(path), relative, problem)
+        return InputFile("file:" + os.path.abspath(path), str(path), relative, problem, size)
 
     if fmt != "text":
-        return [entry(p) for _, p in table_files(root)]
+        return [entry(p, size=p.stat().st_size) for _, p in table_files(root)]
     files = []
     for found in walk_note_files(root):
         problem = found.problem or note_name_problem(found.path.name)
@@ -157,7 +158,7 @@ def _hadoop_files(spark: Any, uri: str, fmt: str) -> list[InputFile]:
             problem = note_name_problem(name) or ("empty file" if st.getLen() == 0 else None)
             files.append(InputFile(key, key, relative, problem))
         elif not any(is_hidden(part) for part in relative.split("/")):
-            files.append(InputFile(key, key, relative))
+            files.append(InputFile(key, key, relative, size=st.getLen()))
     return sorted(files, key=lambda f: path_order(f.relative))
 
 
@@ -173,6 +174,8 @@ def plan_input(spark: Any, path: str, fmt: str, *, id_col: str | None = None, te
     elif fmt == "parquet":
         plan.layout, plan.schema = _parquet_layout(spark, plan, id_col, text_col)
         plan.columns = (plan.layout.id_column, plan.layout.text_column)
+        # Spark reads a 0-byte file as no rows at all: it is a file that lost its rows
+        plan.corrupt.update((f.key, "0 bytes") for f in files if f.size == 0)
     else:
         plan.columns = ("path", "content")
     return plan
@@ -561,7 +564,8 @@ def lost_rejects(plan: InputPlan, files: list[InputFile], read: dict[str, int]) 
             continue
         cause = plan.corrupt[f.key]
         if plan.fmt == "parquet":
-            reason = f"cannot read {f.relative} ({cause}): {read.get(f.key, 0)} of its rows were read, the rest are lost"
+            rows = read.get(f.key, 0)
+            reason = f"cannot read {f.relative} ({cause}): {rows} of its rows were read, the rest are lost"
         else:
             reason = f"cannot read note ({cause})"
         directory, _, name = f.relative.rpartition("/")

@@ -412,7 +412,8 @@ class _Job:
     gathers the counts and rejects; a job that fails is run again where that can succeed."""
 
     def __init__(self, spark: Any, opt: SparkOptions, plan: InputPlan, model: Any, duplicates: Any, log: Any) -> None:
-        self.spark, self.opt, self.plan, self.model, self.duplicates, self.log = spark, opt, plan, model, duplicates, log
+        self.spark, self.opt, self.plan, self.model = spark, opt, plan, model
+        self.duplicates, self.log = duplicates, log
 
     def annotate(self, chunk: list[InputFile], fs: _Fs, name: str, which: str) -> dict[str, Any]:
         """Annotate ``chunk`` and write its mentions: the tally of the run that succeeded. A file Spark cannot read

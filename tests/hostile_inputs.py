@@ -14,6 +14,7 @@ import gzip
 import io
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -179,7 +180,7 @@ def tag_outcome(path: Path, tmp: Path, factory: Callable[[], Any]) -> tuple[dict
     ``path``, from its JSON Lines stream."""
     from share_ner.batch.runner import BatchOptions, run_batch
 
-    stdout, rejects = io.StringIO(), tmp / f"{path.name}-rejects.tsv"
+    stdout, rejects = io.StringIO(), Path(tempfile.mkdtemp(dir=tmp)) / "rejects.tsv"  # a file of its own
     summary = run_batch([path], factory, BatchOptions(out=None, progress=False, rejects=rejects),
                         stdout=stdout, stderr=io.StringIO())
     mentions = {}

@@ -19,8 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="tag notes on Apache Spark (MIMIC CSV exports, Parquet tables, note directories) into Parquet tables",
         description="Tag notes on Apache Spark (pip install 'share-ner[spark]'; a Java 17+ runtime). INPUT is a "
         "MIMIC-III NOTEEVENTS.csv[.gz] or MIMIC-IV-Note CSV export, a Parquet table, or a directory of note files "
-        "(*.txt), on any file system Spark reads. Writes OUT/mentions, OUT/rejects and OUT/notes as Parquet and "
-        "OUT/summary.json; rerunning the same command after a killed job keeps the chunks already committed.",
+        "(*.txt), on any file system Spark reads; read as share-ner tag reads them. Writes OUT/mentions and "
+        "OUT/rejects as Parquet and OUT/summary.json; rerunning the same command after a killed job keeps the "
+        "chunks already committed.",
     )
     p.add_argument("input", metavar="INPUT", help="CSV export, Parquet table or directory of note files")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (a Hadoop file system path)")
