@@ -15,7 +15,6 @@ named. Prints the table and writes ``benchmarks/results/fuzz_spark.md``::
 
 from __future__ import annotations
 
-import argparse
 import functools
 import gzip
 import json
@@ -34,11 +33,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 import fuzz
-from bench_data import REPO, RESULTS_DIR, add_data_argument
+from bench_data import REPO, RESULTS_DIR
 from fault_injection import III_HEADER, Bench, Run, csv_text, mimic_row
 
 sys.path.insert(0, str(REPO / "tests"))  # the hostile inputs and the comparisons of the tests
-from hostile_inputs import spark_outcome, tag_outcome, write_hostile_inputs  # noqa: E402
+import hostile_inputs  # noqa: E402
+from hostile_inputs import TrippedFactory, spark_outcome, stop_spark, tag_outcome, write_hostile_inputs  # noqa: E402
 
 RESULTS = RESULTS_DIR / "fuzz_spark.md"
 FIRST_CASE = len(fuzz.CASES)  # the cases below are registered after fuzz.py's own
@@ -162,25 +162,33 @@ def _compare(fz: SparkFuzz, out: fuzz.Outcome, path: Path, tag_file: Path, name:
     return (got[0], [r[1:] for r in got[1]], got[2]) == (tag[0], [r[1:] for r in tag[1]], tag[2])
 
 
+def _variants(fz: SparkFuzz, out: fuzz.Outcome, data: bytes, name: str, seed: int,
+              change: Callable[[bytearray, random.Random], None]) -> int:
+    """``data`` cut at every sixteenth, and changed 16 times by ``change``: how many of the 32 spark and tag agree
+    on exactly."""
+    rnd = random.Random(seed)
+    equal = 0
+    for k in range(32):
+        variant = bytearray(data[: max(20, len(data) * k // 16)] if k < 16 else data)
+        if k >= 16:
+            for _ in range(1 + k % 4):
+                change(variant, rnd)
+        path = fz.tmp / f"{name}-{k}" / name
+        path.parent.mkdir()
+        path.write_bytes(bytes(variant))
+        equal += _compare(fz, out, path, path, f"{name}-{k}-out")
+    return equal
+
+
 @fuzz.case("CSV exports: bytes changed inside note texts, and the file cut at every sixteenth")
 def csv_corrupt(fz: SparkFuzz) -> fuzz.Outcome:
     out = fuzz.Outcome("")
-    data = _export(fz)
-    rnd = random.Random(45)
-    equal = 0
-    for k in range(32):
-        if k < 16:
-            variant = data[: len(data) * k // 16]
-        else:
-            changed = bytearray(data)
-            for _ in range(1 + k % 8):
-                changed[rnd.randrange(len(changed) // 10, len(changed))] = rnd.randrange(256)
-            variant = bytes(changed)
-        path = fz.tmp / f"csv-{k}" / "NOTEEVENTS.csv"
-        path.parent.mkdir()
-        path.write_bytes(variant)
-        equal += _compare(fz, out, path, path, f"csv-{k}-out")
-    out.seen.append(f"16 cuts and 16 with 1 to 8 bytes changed: {equal} of 32 with the notes, rejects (id, row, "
+
+    def change(data: bytearray, rnd: random.Random) -> None:
+        data[rnd.randrange(len(data) // 10, len(data))] = rnd.randrange(256)
+
+    equal = _variants(fz, out, _export(fz), "NOTEEVENTS.csv", 45, change)
+    out.seen.append(f"16 cuts and 16 with 1 to 4 bytes changed: {equal} of 32 with the notes, rejects (id, row, "
                     "reason) and counts of share-ner tag")
     return out
 
@@ -188,44 +196,15 @@ def csv_corrupt(fz: SparkFuzz) -> fuzz.Outcome:
 @fuzz.case("gzip CSV exports: cut at every sixteenth, and bytes of the compressed stream changed")
 def gzip_corrupt(fz: SparkFuzz) -> fuzz.Outcome:
     out = fuzz.Outcome("")
-    data = gzip.compress(_export(fz), mtime=0)
-    rnd = random.Random(46)
-    equal = 0
-    for k in range(32):
-        if k < 16:
-            variant = data[: max(20, len(data) * k // 16)]
-        else:
-            changed = bytearray(data)
-            for _ in range(1 + k % 4):
-                changed[rnd.randrange(len(changed) // 4, len(changed) - 8)] ^= 1 << rnd.randrange(8)
-            variant = bytes(changed)
-        path = fz.tmp / f"gz-{k}" / "NOTEEVENTS.csv.gz"
-        path.parent.mkdir()
-        path.write_bytes(variant)
-        equal += _compare(fz, out, path, path, f"gz-{k}-out")
+
+    def change(data: bytearray, rnd: random.Random) -> None:
+        data[rnd.randrange(len(data) // 4, len(data) - 8)] ^= 1 << rnd.randrange(8)
+
+    equal = _variants(fz, out, gzip.compress(_export(fz), mtime=0), "NOTEEVENTS.csv.gz", 46, change)
     out.seen.append(f"16 cuts and 16 with 1 to 4 bits flipped: {equal} of 32 with the notes, rejects (id, row, "
                     "reason) and counts of share-ner tag (Java's and Python's gzip readers may stop at another "
                     "byte; no note is lost unnamed either way)")
     return out
-
-
-class PoisonFactory:
-    """The default model, except that a note holding the poison kills the process annotating it."""
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-
-    def __call__(self) -> Any:
-        from share_ner.batch.annotate import load_annotator
-
-        inner = load_annotator(self.model)
-
-        def annotate(doc: Any) -> Any:
-            if POISON in doc.text:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return inner(doc)
-
-        return annotate
 
 
 def _python_workers() -> list[int]:
@@ -277,9 +256,9 @@ def killed_workers(fz: SparkFuzz) -> fuzz.Outcome:
     pq.write_table(pa.Table.from_pylist(rows), poisoned / "part-00001.parquet")
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(hostile_inputs)
     got = _in_process(out, lambda: spark_outcome(fz.spark, poisoned, fz.tmp / "poison",
-                                                 factory=PoisonFactory(str(fz.model))))
+                                                 factory=TrippedFactory(fz.model, POISON, kill=True)))
     alone = isinstance(got, tuple) and [r[1:] for r in got[1]] == [("n1-3", 4, "worker died (signal 9)")]
     if isinstance(got, tuple):
         out.losses += sum(1 for n, v in fz.clean.items() if n != "n1-3" and got[0].get(n) != v) + (not alone)
@@ -422,7 +401,7 @@ def concurrent(fz: SparkFuzz) -> fuzz.Outcome:
     return out
 
 
-def setup(tmp: Path, source: Path) -> SparkFuzz:
+def setup(tmp: Path, source: Path, jobs: int) -> SparkFuzz:
     from share_ner.batch.annotate import load_annotator
     from share_ner.default_model.build import default_model_dir
     from share_ner.spark_job import start_session
@@ -431,66 +410,31 @@ def setup(tmp: Path, source: Path) -> SparkFuzz:
     model = Path(default_model_dir())
     factory = functools.partial(load_annotator, model)
     table = _parquet_files(tmp / "table", texts)
-    spark = start_session("local[2]", app="share-ner-fuzz", log_file=str(tmp / "spark.log"))
+    spark = start_session(f"local[{jobs}]", app="share-ner-fuzz", log_file=str(tmp / "spark.log"))
     spark.sparkContext.setLogLevel("ERROR")
     clean = tag_outcome(table, tmp, factory)[0]
     return SparkFuzz(tmp, Bench(tmp, 2), spark, model, factory, texts, table, clean)
 
 
-def _stop(spark: Any) -> None:
-    """Stop the session and its JVM, and wait for the JVM (its CPU time, and its workers', is then counted)."""
-    from pyspark import SparkContext
-
-    gateway = SparkContext._gateway
-    spark.stop()
-    if gateway is not None:
-        gateway.shutdown()
-        proc = getattr(gateway, "proc", None)
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=120)
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_data_argument(p)
-    p.add_argument("--out", default=str(RESULTS), help="results file (default benchmarks/results/fuzz_spark.md)")
-    p.add_argument("--only", action="append", default=[], metavar="WORD",
-                   help="run only the cases whose name holds WORD (repeatable); the file is not written")
-    args = p.parse_args(argv)
+    args = fuzz.command_line(argv, __doc__, RESULTS)
     source = args.data / "mtsamples" / "raw" / "notes"
     if not source.is_dir():
         print(f"fuzz_spark: {source}: no MTSamples notes", file=sys.stderr)
         return 2
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    outcomes = []
+    cpu0 = fuzz.children_cpu()
     with tempfile.TemporaryDirectory(prefix="fuzz-spark-") as tmp_name:
-        fz = setup(Path(tmp_name), source)
-        for name, fn in fuzz.CASES[FIRST_CASE:]:
-            if args.only and not any(w in name for w in args.only):
-                continue
-            start = time.monotonic()
-            o = fn(fz)  # type: ignore[arg-type]
-            o.case = name
-            o.seen = [s.replace(f"{fz.tmp}/", "") for s in o.seen]
-            outcomes.append(o)
-            print(f"fuzz_spark: {name}: {o.tries} tries, {o.crashes} crashes, {o.hangs} hangs, {o.losses} losses "
-                  f"({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
-        _stop(fz.spark)
-    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the runs, and the session's JVM with its Python workers
-    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    text = fuzz.report(outcomes, 2, cpu, command="nice python benchmarks/fuzz_spark.py",
+        fz = setup(Path(tmp_name), source, args.jobs)
+        outcomes = fuzz.run_cases(fuzz.CASES[FIRST_CASE:], fz, args.only, "fuzz_spark")
+        stop_spark(fz.spark)  # then its JVM's CPU time, and its workers', is counted
+    text = fuzz.report(outcomes, args.jobs, fuzz.children_cpu() - cpu0, command="nice python benchmarks/fuzz_spark.py",
                        title="Fuzzing share-ner spark: hostile and corrupted inputs, killed workers and JVMs, "
                              "signals, a full disk, runs at once",
-                       how="in a local[2] Spark session against `share-ner tag` on the same bytes, and through the "
-                           "command line as a user runs it")
-    print(text)
-    if not args.only:
-        Path(args.out).write_text(text, encoding="utf-8")
-    return 0 if all(o.clean for o in outcomes) else 1
-
+                       how=f"in a local[{args.jobs}] Spark session against `share-ner tag` on the same bytes, and "
+                           "through the command line as a user runs it")
+    return fuzz.publish(text, outcomes, args)
 
 if __name__ == "__main__":
     sys.exit(main())

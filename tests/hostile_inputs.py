@@ -40,6 +40,31 @@ def term_factory() -> TermAnnotator:
     return TermAnnotator()
 
 
+class TrippedFactory:
+    """A model, except that a note holding ``word`` makes it raise, or (``kill``) kills the process annotating it,
+    as a segfault in a C extension or the kernel's OOM killer would (picklable by value to Spark's workers)."""
+
+    def __init__(self, model_dir: Path | str, word: str, kill: bool = False) -> None:
+        self.model_dir, self.word, self.kill = str(model_dir), word, kill
+
+    def __call__(self) -> Callable[[Document], list[Mention]]:
+        import os
+        import signal
+
+        from share_ner.batch.annotate import load_annotator
+
+        inner = load_annotator(self.model_dir)
+
+        def annotate(doc: Document) -> list[Mention]:
+            if self.word in doc.text:
+                if self.kill:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                raise ValueError("boom")
+            return inner(doc)
+
+        return annotate
+
+
 def note(words: str) -> str:
     return f"{MARKER} {words}\r\nSeen today; {words} noted."
 
@@ -206,3 +231,20 @@ def spark_outcome(spark: Any, path: Path, out: Path, **how: Any) -> tuple[dict, 
     found = sorted((_relative(r["source"], path), r["note_id"], r["row"], r["reason"]) for r in table)
     summary = json.loads((out / "summary.json").read_text())
     return mentions, found, {k: summary[k] for k in COUNTS}
+
+
+def stop_spark(spark: Any) -> None:
+    """Stop the session and its JVM, and wait for the JVM: a JVM and its py4j threads left in a process would be
+    inherited by the processes it forks later (and the JVM's CPU time, its workers' with it, is then counted)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    spark.stop()
+    if gateway is not None:
+        gateway.shutdown()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=120)
+        SparkContext._gateway = None
+        SparkContext._jvm = None

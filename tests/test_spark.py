@@ -12,7 +12,16 @@ from pathlib import Path
 
 import hostile_inputs
 import pytest
-from hostile_inputs import COUNTS, MARKER, spark_outcome, tag_outcome, term_factory, write_hostile_inputs
+from hostile_inputs import (
+    COUNTS,
+    MARKER,
+    TrippedFactory,
+    spark_outcome,
+    stop_spark,
+    tag_outcome,
+    term_factory,
+    write_hostile_inputs,
+)
 from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 from share_ner.cli import main
@@ -37,23 +46,13 @@ def spark():
         check_java()
     except ShareNerError:
         pytest.skip("no Java runtime for Spark")
-    from pyspark import SparkContext
 
     from share_ner.spark_job import start_session
 
     session = start_session("local[2]", app="share-ner-tests")
     session.sparkContext.setLogLevel("ERROR")
     yield session
-    gateway = SparkContext._gateway
-    session.stop()
-    if gateway is not None:
-        gateway.shutdown()
-        proc = getattr(gateway, "proc", None)
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=60)
-        SparkContext._gateway = None
-        SparkContext._jvm = None
+    stop_spark(session)
 
 
 @pytest.fixture(scope="module")
@@ -70,25 +69,6 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def note_texts() -> list[str]:
     # the tagger fixture notes (with mentions), with CRLF and quote-laden MIMIC notes among them
     return [d.text for d in read_notes(TAGGER_FIXTURES / "text").values()] + [NOTE_1, NOTE_2, NOTE_3]
-
-
-class RaisingFactory:
-    """The real model, except that a note containing KABOOM makes it raise (pickled by value to the workers)."""
-
-    def __init__(self, model_dir: Path) -> None:
-        self.model_dir = str(model_dir)
-
-    def __call__(self):
-        from share_ner.batch.annotate import load_annotator
-
-        inner = load_annotator(self.model_dir)
-
-        def annotate(doc):
-            if "KABOOM" in doc.text:
-                raise ValueError("boom")
-            return inner(doc)
-
-        return annotate
 
 
 def tag_jsonl(csv_path: Path, model_dir: Path, out: Path) -> tuple[dict, dict]:
@@ -144,13 +124,13 @@ def test_bad_rows_and_a_raising_note_are_rejected_and_the_rest_written(spark, mo
     out = tmp_path / "spark"
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=RaisingFactory(model_dir))
+    cloudpickle.register_pickle_by_value(hostile_inputs)  # the workers cannot import the tests' modules
+    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=TrippedFactory(model_dir, "KABOOM"))
     import pyarrow.dataset as ds
 
     rejects = {r["note_id"]: r["reason"] for r in ds.dataset(str(out / "rejects"), partitioning="hive").to_table()
                .to_pylist()}
-    assert rejects.pop("22").startswith("annotation failed: ValueError in test_spark.py:")
+    assert rejects.pop("22").startswith("annotation failed: ValueError in hostile_inputs.py:")
     assert rejects == {"20": "TEXT is empty", "21": "TEXT is not valid utf-8 at character 13"}
     expected, tag_summary = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
     assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v and k != "22"}
@@ -333,39 +313,16 @@ def test_tag_and_spark_share_one_input_contract_on_hostile_inputs(spark, tmp_pat
         ("t ab.txt", "", None, separators), ("x||y.txt", "", None, separators)])
 
 
-class KillingFactory:
-    """The real model, except that a note holding POISON kills the process annotating it (as a segfault in a C
-    extension, or the kernel's OOM killer, would)."""
-
-    def __init__(self, model_dir: Path) -> None:
-        self.model_dir = str(model_dir)
-
-    def __call__(self):
-        import os
-        import signal
-
-        from share_ner.batch.annotate import load_annotator
-
-        inner = load_annotator(self.model_dir)
-
-        def annotate(doc):
-            if "POISON" in doc.text:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return inner(doc)
-
-        return annotate
-
-
 def test_a_note_that_crashes_its_python_worker_is_rejected_alone(spark, model_dir: Path, tmp_path: Path) -> None:
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(hostile_inputs)
     texts = note_texts()
     rows = [(str(i), "Radiology", "", texts[i % len(texts)]) for i in range(1, 13)]
     rows[5] = ("6", "Radiology", "", texts[0] + " POISON")
     csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv(rows))
     out = tmp_path / "spark"
-    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=KillingFactory(model_dir))
+    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=TrippedFactory(model_dir, "POISON", True))
     import pyarrow.dataset as ds
 
     rejects = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
