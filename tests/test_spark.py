@@ -205,6 +205,9 @@ def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_pat
     assert read_parquet(tmp_path / "t" / "mentions") == {
         f"ward/{k}": [dataclasses.replace(m, doc_id=f"ward/{k}") for m in v] for k, v in expected.items()}
     assert json.loads((tmp_path / "t" / "summary.json").read_text())["notes"] == len(docs)  # the gold file is no note
+    # a URI is listed by Hadoop's file system, to the same notes
+    run_spark(SparkOptions(f"file://{notes}", str(tmp_path / "u"), model=str(model_dir)), spark)
+    assert read_parquet(tmp_path / "u" / "mentions") == read_parquet(tmp_path / "t" / "mentions")
     with pytest.raises(ShareNerError) as err:
         run_spark(SparkOptions(str(tmp_path / "notes.parquet"), str(tmp_path / "q"), model=str(model_dir)), spark)
     assert str(err.value) == (f"{tmp_path / 'notes.parquet'}: not a table of notes: no ROW_ID or note_id column "
