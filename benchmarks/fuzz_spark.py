@@ -38,11 +38,12 @@ from fault_injection import III_HEADER, Bench, Run, csv_text, mimic_row
 
 sys.path.insert(0, str(REPO / "tests"))  # the hostile inputs and the comparisons of the tests
 import hostile_inputs  # noqa: E402
-from hostile_inputs import TrippedFactory, spark_outcome, stop_spark, tag_outcome, write_hostile_inputs  # noqa: E402
+from hostile_inputs import TrippedFactory, descendants, spark_outcome, stop_spark, tag_outcome, write_hostile_inputs  # noqa: E402
 
 RESULTS = RESULTS_DIR / "fuzz_spark.md"
 FIRST_CASE = len(fuzz.CASES)  # the cases below are registered after fuzz.py's own
 POISON = "QZX-POISON-PILL"
+DAEMON = " -m share_ner.spark_daemon "  # in the command line of Spark's Python daemon and workers (not the JVM's)
 
 
 @dataclass
@@ -207,25 +208,19 @@ def gzip_corrupt(fz: SparkFuzz) -> fuzz.Outcome:
     return out
 
 
-def _python_workers() -> list[int]:
-    """Spark's Python workers running now: processes forked by a share-ner daemon (its command line, its child)."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            command = Path(f"/proc/{entry}/cmdline").read_bytes()
-            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if b"share_ner.spark_daemon" in command:
-            found[int(entry)] = parent
-    return [pid for pid, parent in found.items() if parent in found]
+def _python_workers(jvm: int) -> list[int]:
+    """The Python workers of the JVM ``jvm`` running now: the processes its share-ner daemons forked (never another
+    process's)."""
+    daemons = [pid for pid, command in descendants(jvm) if DAEMON in command]  # and the workers they forked
+    return sorted({pid for daemon in daemons for pid, _ in descendants(daemon)})
 
 
 @fuzz.case("Python workers SIGKILLed from outside mid-run; a note that kills every worker it reaches")
 def killed_workers(fz: SparkFuzz) -> fuzz.Outcome:
+    from pyspark import SparkContext
+
     out = fuzz.Outcome("")
+    jvm = SparkContext._gateway.proc.pid  # the session's JVM: only its workers are killed
     equal = 0
     for k in range(3):
         stop = threading.Event()
@@ -233,7 +228,7 @@ def killed_workers(fz: SparkFuzz) -> fuzz.Outcome:
         def killer(delay: float = 4.0 + 3 * k) -> None:
             time.sleep(delay)
             while not stop.is_set():
-                workers = _python_workers()
+                workers = _python_workers(jvm)
                 if workers:
                     os.kill(workers[0], signal.SIGKILL)
                     return
@@ -271,24 +266,14 @@ def _spark_argv(fz: SparkFuzz, table: Path, out: Path, *more: str) -> list[str]:
     return ["spark", str(table), "--out", str(out), "--master", "local[2]", "--files-per-chunk", "1", *more]
 
 
-def _descendant(pid: int, part: bytes, timeout: float = 600) -> int | None:
-    """A process below ``pid`` whose command line holds ``part``, once there is one."""
+def _descendant(proc: subprocess.Popen, part: str, timeout: float = 600) -> int | None:
+    """A process below ``proc`` whose command line holds ``part``, once there is one (None: ``proc`` ended)."""
     end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        todo, seen = [pid], []
-        while todo:
-            p = todo.pop()
-            kids = Path(f"/proc/{p}/task/{p}/children")
-            for child in (int(x) for x in kids.read_text().split()) if kids.exists() else ():
-                seen.append(child)
-                todo.append(child)
-        for child in seen:
-            try:
-                if part in Path(f"/proc/{child}/cmdline").read_bytes():
-                    return child
-            except OSError:
-                continue
-        time.sleep(0.1)
+    while time.monotonic() < end and proc.poll() is None:
+        found = [pid for pid, command in descendants(proc.pid) if part in command]
+        if found:
+            return found[0]
+        time.sleep(0.2)
     return None
 
 
@@ -312,11 +297,11 @@ def stopped(fz: SparkFuzz) -> fuzz.Outcome:
         target = fz.tmp / f"stop-{k}"
 
         def stop(proc: subprocess.Popen, kind: str = kind) -> None:
-            if _descendant(proc.pid, b"-m share_ner.spark_daemon") is None:  # a job is running
+            if _descendant(proc, DAEMON) is None:  # a job is running: its Python daemon is up
                 return
             time.sleep(3)
             if kind == "JVM SIGKILLed":
-                jvm = _descendant(proc.pid, b"org.apache.spark.deploy.SparkSubmit")
+                jvm = _descendant(proc, "org.apache.spark.deploy.SparkSubmit")
                 if jvm is not None:
                     os.kill(jvm, signal.SIGKILL)
             elif kind == "Ctrl-C":

@@ -75,8 +75,12 @@ class InputFile:
     size: int | None = None  # bytes, when the listing says
 
     def source(self) -> str:
-        """The file as rejects name it: a local path as such, any other as its URI."""
-        return self.key.removeprefix("file:") if self.key.startswith("file:/") else self.key
+        return source_of(self.key)
+
+
+def source_of(key: str) -> str:
+    """A file as rejects name it: a local path as such, any other as its URI."""
+    return key.removeprefix("file:") if key.startswith("file:/") else key
 
 
 @dataclass
@@ -348,9 +352,6 @@ class ReadSettings:
                 return key[len(root) + 1:]
         return key.rpartition("/")[2]
 
-    def source(self, key: str) -> str:
-        return key.removeprefix("file:") if key.startswith("file:/") else key
-
     def duplicate(self, key: str, row: int) -> str | None:
         return None if self.duplicates is None else self.duplicates.value.get((key, row))
 
@@ -399,7 +400,7 @@ def _csv_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, claim
 
     def rows() -> Iterator[tuple[Any, ...]]:
         for key, group in itertools.groupby(lines(), key=lambda pair: pair[0]):
-            source = how.source(key)
+            source = source_of(key)
             ended = _lost_description(corrupt[key]) if key in corrupt else None
             records = iter_csv_lines((line for _, line in group), source, ended_by=ended, include_errors=
                                      how.include_errors, encoding=how.encoding, counts=counts, layout=how.layout)
@@ -460,7 +461,7 @@ def _table_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, cla
                     if id_problem(note_id, layout.id_column) is None:
                         yield note_id, key, row
                     continue
-                rec = check_row(raw_id, texts[k] if texts is not None else None, row, how.source(key), None, layout,
+                rec = check_row(raw_id, texts[k] if texts is not None else None, row, source_of(key), None, layout,
                                 None, how.encoding, how.duplicate(key, row))
                 yield _record_row(rec, rec.source)
 
@@ -471,7 +472,7 @@ def _table_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, cla
         tally.add(got)
 
 
-def _file_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any) -> Iterator[Any]:
+def _file_records(batches: Iterator[Any], *, how: ReadSettings) -> Iterator[Any]:
     """mapInPandas body over note files (``file``, ``content``)."""
 
     def rows() -> Iterator[tuple[Any, ...]]:
@@ -481,7 +482,7 @@ def _file_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any) -> I
                 relative = how.relative(key)
                 directory, _, name = relative.rpartition("/")
                 note_id = table_note_id(directory, doc_id_from_path(name))
-                source = how.source(key)
+                source = source_of(key)
                 try:
                     doc = note_from_bytes(bytes(content), source, note_id, how.encoding, reject_empty=True)
                 except InputError as exc:
@@ -504,7 +505,7 @@ def chunk_records(spark: Any, plan: InputPlan, files: list[InputFile], how: Read
         body = functools.partial(_table_records, how=how, tally=tally, claims=False)
         return None if rows is None else rows.mapInPandas(body, RECORD_SCHEMA)
     contents = _scan(spark, plan, files, _content_columns)
-    body = functools.partial(_file_records, how=how, tally=tally)
+    body = functools.partial(_file_records, how=how)
     return None if contents is None else contents.mapInPandas(body, RECORD_SCHEMA)
 
 

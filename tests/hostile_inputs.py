@@ -248,3 +248,29 @@ def stop_spark(spark: Any) -> None:
             proc.wait(timeout=120)
         SparkContext._gateway = None
         SparkContext._jvm = None
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line with its arguments joined by spaces) of every process below ``pid``, found by their
+    parents (not by a thread's children: a JVM starts its processes from its threads)."""
+    import os
+
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            try:
+                with open(f"/proc/{child}/cmdline", "rb") as f:
+                    found.append((child, f.read().replace(b"\0", b" ").decode("utf-8", "replace")))
+            except OSError:
+                continue
+            todo.append(child)
+    return found

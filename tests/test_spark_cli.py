@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from hostile_inputs import descendants
 from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv
 
 from share_ner.errors import ShareNerError
@@ -74,29 +75,6 @@ def wait_for_line(proc: subprocess.Popen, wanted: str) -> list[str]:
         if wanted in line:
             return lines
     raise AssertionError(f"{wanted!r} never came; stderr: {lines}")
-
-
-def descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of every process below ``pid``."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(parent, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            try:
-                with open(f"/proc/{child}/cmdline", "rb") as f:
-                    found.append((child, f.read().replace(b"\0", b" ").decode("utf-8", "replace")))
-            except OSError:
-                continue
-            todo.append(child)
-    return found
 
 
 def wait_for_process(pid: int, part: str, timeout: float = 300) -> int:
