@@ -203,7 +203,8 @@ class _Runner:
         self.stdout = stdout
         self.stderr = stderr
         # a CSV export or a Parquet table: records in rows, written in shards
-        self.inputs = [_Input(Path(p), (Path(p).is_file() and is_csv_path(p)) or is_parquet_path(p)) for p in inputs]
+        self.inputs = [_Input(Path(p), (Path(p).is_file() and is_csv_path(p)) or is_parquet_path(p))
+                       for p in inputs]
         self.summary = RunSummary(jobs=options.jobs)
         self.stop = threading.Event()
         self.selected = 0  # records counted against --limit
