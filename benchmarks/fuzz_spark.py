@@ -38,7 +38,14 @@ from fault_injection import III_HEADER, Bench, Run, csv_text, mimic_row
 
 sys.path.insert(0, str(REPO / "tests"))  # the hostile inputs and the comparisons of the tests
 import hostile_inputs  # noqa: E402
-from hostile_inputs import TrippedFactory, descendants, spark_outcome, stop_spark, tag_outcome, write_hostile_inputs  # noqa: E402
+from hostile_inputs import (  # noqa: E402
+    TrippedFactory,
+    descendants,
+    spark_outcome,
+    stop_spark,
+    tag_outcome,
+    write_hostile_inputs,  # noqa: E402
+)
 
 RESULTS = RESULTS_DIR / "fuzz_spark.md"
 FIRST_CASE = len(fuzz.CASES)  # the cases below are registered after fuzz.py's own
@@ -94,6 +101,7 @@ def hostile(fz: SparkFuzz) -> fuzz.Outcome:
     for name, path in inputs.items():
         tag = tag_outcome(path, fz.tmp, fz.factory)
         got = _in_process(out, lambda: spark_outcome(fz.spark, path, fz.tmp / f"hostile-{name}", model=str(fz.model)))
+        out.losses += 0 if isinstance(got, tuple) else len(tag[0])  # stopped where tag tagged
         if isinstance(got, tuple):
             equal += got == tag
             out.losses += _unaccounted(tag, got) + (got[2]["notes"] + got[2]["rejected"] <
@@ -125,7 +133,8 @@ def parquet_cut(fz: SparkFuzz) -> fuzz.Outcome:
         shutil.copytree(fz.table, table)
         (table / "part-00001.parquet").write_bytes(whole[: len(whole) * k // 16])
         got = _in_process(out, lambda: spark_outcome(fz.spark, table, fz.tmp / f"cut-{k}-out", model=str(fz.model)))
-        if not isinstance(got, tuple):
+        if not isinstance(got, tuple):  # stopped: the notes of the other files are lost
+            out.losses += sum(1 for n in fz.clean if not n.startswith("n1-"))
             continue
         lost_file = [r for r in got[1] if r[0] == "part-00001.parquet" and "the rest are lost" in r[3]]
         named += len(lost_file) == 1
@@ -158,6 +167,9 @@ def _compare(fz: SparkFuzz, out: fuzz.Outcome, path: Path, tag_file: Path, name:
         tag = exc
     got = _in_process(out, lambda: spark_outcome(fz.spark, path, fz.tmp / name, model=str(fz.model)))
     if not isinstance(got, tuple) or not isinstance(tag, tuple):
+        if isinstance(tag, tuple):  # spark stopped where tag tagged: each of tag's notes is lost
+            out.losses += len(tag[0])
+            out.seen.append(f"{name}: spark stopped: {str(got)[:100]}")
         return isinstance(got, ShareNerError) and isinstance(tag, ShareNerError)
     out.losses += _unaccounted(tag, got)
     return (got[0], [r[1:] for r in got[1]], got[2]) == (tag[0], [r[1:] for r in tag[1]], tag[2])
@@ -414,7 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         fz = setup(Path(tmp_name), source, args.jobs)
         outcomes = fuzz.run_cases(fuzz.CASES[FIRST_CASE:], fz, args.only, "fuzz_spark")
         stop_spark(fz.spark)  # then its JVM's CPU time, and its workers', is counted
-    text = fuzz.report(outcomes, args.jobs, fuzz.children_cpu() - cpu0, command="nice python benchmarks/fuzz_spark.py",
+    mine = resource.getrusage(resource.RUSAGE_SELF)  # and this process's: the driver, share-ner tag in process
+    cpu = fuzz.children_cpu() - cpu0 + mine.ru_utime + mine.ru_stime
+    text = fuzz.report(outcomes, args.jobs, cpu, command="nice python benchmarks/fuzz_spark.py",
                        title="Fuzzing share-ner spark: hostile and corrupted inputs, killed workers and JVMs, "
                              "signals, a full disk, runs at once",
                        how=f"in a local[{args.jobs}] Spark session against `share-ner tag` on the same bytes, and "

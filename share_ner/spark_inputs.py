@@ -204,7 +204,8 @@ def _csv_layout(spark: Any, plan: InputPlan, id_col: str | None, text_col: str |
     forced = None
     columns: tuple[str, str] | None = None
     for f in plan.files:
-        rows = (_reader(spark, "csv").option("lineSep", "\n").load(f.path)
+        # leniently: a file cut short or corrupt after its header is read to where it breaks, as the chunks read it
+        rows = (_reader(spark, "csv", lenient=True).option("lineSep", "\n").load(f.path)
                 .select(F.col("value").cast("binary").alias("line")).limit(HEADER_LINES).collect())
         header = header_fields([bytes(r["line"]) + b"\n" for r in rows], f.source(), encoding)
         asked = _asked_layout(layout_of(header), id_col, text_col) if (id_col or text_col) else None

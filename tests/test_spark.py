@@ -365,7 +365,8 @@ def test_corrupt_parquet_and_truncated_gzip_are_rejected_by_name_and_redone_once
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["notes"], summary["rejected"], summary["chunks_kept"]) == (15, 0, 0)
     # a truncated gzip: the notes before the cut are tagged, the loss is one reject, as share-ner tag has it
-    rows = [(str(i), "Radiology", "", texts[i % len(texts)] * 30) for i in range(1, 80)]
+    # (short notes: the cut comes within the lines read to check the header, which are read leniently too)
+    rows = [(str(i), "Radiology", "", texts[i % len(texts)]) for i in range(1, 80)]
     gz = write(tmp_path / "NOTEEVENTS.csv.gz", mimic3_csv(rows), gz=True)
     gz.write_bytes(gz.read_bytes()[: gz.stat().st_size * 2 // 3])
     run_spark(SparkOptions(str(gz), str(tmp_path / "g"), model=str(model_dir)), spark)
