@@ -215,8 +215,8 @@ def gzip_corrupt(fz: SparkFuzz) -> fuzz.Outcome:
 
     equal = _variants(fz, out, gzip.compress(_export(fz), mtime=0), "NOTEEVENTS.csv.gz", 46, change)
     out.seen.append(f"16 cuts and 16 with 1 to 4 bits flipped: {equal} of 32 with the notes, rejects (id, row, "
-                    "reason) and counts of share-ner tag (Java's and Python's gzip readers may stop at another "
-                    "byte; no note is lost unnamed either way)")
+                    "reason) and counts of share-ner tag (a file Spark cannot decompress is read as its bytes, by "
+                    "tag's own reader)")
     return out
 
 

@@ -14,8 +14,10 @@ are read by several tasks; several CSV exports) and returns the later records of
 - Parquet: each row checked by :func:`share_ner.inputs.parquet.check_row`, as ``share-ner tag`` reads a table;
 - note files: each file's bytes (Spark's ``binaryFile``) read by :func:`share_ner.inputs.files.note_from_bytes`.
 
-A file Spark cannot read (a corrupt Parquet file, a truncated ``.gz``) is read again leniently (Spark's
-``ignoreCorruptFiles`` for that file alone) and what it lost becomes a reject naming it.
+A file Spark cannot read is read again another way: a corrupt Parquet file leniently (Spark's
+``ignoreCorruptFiles``, for that file alone), and what it lost becomes a reject naming it; a ``.gz`` export cut
+short or corrupt as its bytes, cut into records by ``share-ner tag``'s own reader, whose gzip reader stops where
+tag's stops and says so in the same words.
 """
 
 from __future__ import annotations
@@ -43,13 +45,23 @@ from share_ner.inputs.contract import (
     table_note_id,
 )
 from share_ner.inputs.files import note_from_bytes, walk_note_files
-from share_ner.inputs.mimic import CsvRecord, Layout, header_fields, header_layout, iter_csv_lines, layout_of
+from share_ner.inputs.mimic import (
+    CsvRecord,
+    Layout,
+    export_bytes,
+    header_fields,
+    header_layout,
+    iter_csv_bytes,
+    iter_csv_lines,
+    layout_of,
+)
 from share_ner.inputs.parquet import check_row, table_files
 from share_ner.io import doc_id_from_path, is_gold_file
 
 RECORD_SCHEMA = "note_id string, text string, reason string, source string, row long"
 RECORD_COLUMNS = ("note_id", "text", "reason", "source", "row")
 CLAIM_SCHEMA = "note_id string, file string, row long"
+CLAIM_COLUMNS = ("note_id", "file", "row")
 HEADER_LINES = 1000  # lines read to find a CSV export's header (a quoted header may span lines)
 # Spark reads each file of a scan whole, in one task, in order, when its splits may be this large and opening a
 # file costs as much: a CSV export's records are cut in one pass over its lines.
@@ -204,16 +216,48 @@ def _csv_layout(spark: Any, plan: InputPlan, id_col: str | None, text_col: str |
     forced = None
     columns: tuple[str, str] | None = None
     for f in plan.files:
-        # leniently: a file cut short or corrupt after its header is read to where it breaks, as the chunks read it
-        rows = (_reader(spark, "csv", lenient=True).option("lineSep", "\n").load(f.path)
-                .select(F.col("value").cast("binary").alias("line")).limit(HEADER_LINES).collect())
-        header = header_fields([bytes(r["line"]) + b"\n" for r in rows], f.source(), encoding)
+        try:
+            rows = (_reader(spark, "csv").option("lineSep", "\n").load(f.path)
+                    .select(F.col("value").cast("binary").alias("line")).limit(HEADER_LINES).collect())
+            header = header_fields([bytes(r["line"]) + b"\n" for r in rows], f.source(), encoding)
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a .gz Spark cannot decompress: read as share-ner tag reads it
+            bad = failed_file(exc)
+            if bad is None or bad[0] != f.key:
+                raise
+            plan.corrupt[f.key] = bad[1]
+            header = _raw_header(spark, f, encoding)
         asked = _asked_layout(layout_of(header), id_col, text_col) if (id_col or text_col) else None
         layout = header_layout(header, f.source(), layout=asked)  # the error share-ner tag gives, if any
         forced = forced or asked
         columns = columns or (layout.id_column, layout.text_column)
     assert columns is not None
     return forced, columns
+
+
+def _raw_header(spark: Any, f: InputFile, encoding: str) -> list[str]:
+    """The header of a CSV export read from its file's bytes in a task, by share-ner tag's reader (its
+    :class:`InputError`, raised here, when there is none to read)."""
+    from pyspark.sql import functions as F
+
+    body = functools.partial(_raw_header_rows, encoding=encoding)
+    (row,) = (_reader(spark, "text").load(f.path).select(F.col("_metadata.file_path").alias("file"), "content")
+              .mapInPandas(body, "header array<string>, error string").collect())
+    if row["error"] is not None:
+        raise InputError(f.source(), row["error"])
+    return list(row["header"])
+
+
+def _raw_header_rows(batches: Iterator[Any], *, encoding: str) -> Iterator[Any]:
+    for batch in batches:
+        for path, content in zip(batch["file"].tolist(), batch["content"].tolist()):
+            source = source_of(file_key(path))
+            try:
+                yield _out([(header_fields(export_bytes(bytes(content), source), source, encoding), None)],
+                           ("header", "error"))
+            except InputError as exc:
+                yield _out([(None, exc.message)], ("header", "error"))
 
 
 def _parquet_layout(spark: Any, plan: InputPlan, id_col: str | None, text_col: str | None) -> tuple[Layout, Any]:
@@ -291,9 +335,7 @@ def _scan(spark: Any, plan: InputPlan, files: list[InputFile], columns: Any) -> 
         if not paths:
             continue
         reader = _reader(spark, plan.fmt, lenient)
-        if plan.fmt == "csv":
-            reader = reader.option("lineSep", "\n")
-        elif plan.fmt == "parquet":
+        if plan.fmt == "parquet":
             reader = reader.schema(plan.schema)
         df = reader.load(paths)
         frames.append(df.select(F.col("_metadata.file_path").alias("file"), *columns(df)))
@@ -324,10 +366,26 @@ def _table_columns(plan: InputPlan, text: bool) -> Any:
     return columns
 
 
-def _lines_columns(df: Any) -> list[Any]:
+def _csv_scan(spark: Any, plan: InputPlan, files: list[InputFile], how: ReadSettings, tally: Any, claims: bool,
+              schema: str) -> Any:
+    """The records (or claims) of CSV exports: each file's lines read by Spark, one task per file, in order (plan
+    the job within :func:`whole_files`); a file Spark cannot decompress (a gzip cut short or corrupt), read as its
+    bytes and cut as share-ner tag cuts it, to where tag's gzip reader stops."""
     from pyspark.sql import functions as F
 
-    return [F.col("value").cast("binary").alias("line")]
+    frames = []
+    good = [f.path for f in files if f.key not in plan.corrupt and f.problem is None]
+    bad = [f.path for f in files if f.key in plan.corrupt]
+    if good:
+        lines = _reader(spark, "csv").option("lineSep", "\n").load(good)
+        frames.append(lines.select(F.col("_metadata.file_path").alias("file"),
+                                   F.col("value").cast("binary").alias("line"))
+                      .mapInPandas(functools.partial(_csv_records, how=how, tally=tally, claims=claims), schema))
+    if bad:
+        contents = _reader(spark, "text").load(bad)
+        frames.append(contents.select(F.col("_metadata.file_path").alias("file"), "content")
+                      .mapInPandas(functools.partial(_csv_raw_records, how=how, tally=tally, claims=claims), schema))
+    return functools.reduce(lambda a, b: a.unionByName(b), frames) if frames else None
 
 
 def _content_columns(df: Any) -> list[Any]:
@@ -352,6 +410,10 @@ class ReadSettings:
             if key.startswith(root + "/"):
                 return key[len(root) + 1:]
         return key.rpartition("/")[2]
+
+    def csv(self) -> dict[str, Any]:
+        """The keywords of share-ner tag's CSV reader."""
+        return {"include_errors": self.include_errors, "encoding": self.encoding, "layout": self.layout}
 
     def duplicate(self, key: str, row: int) -> str | None:
         return None if self.duplicates is None else self.duplicates.value.get((key, row))
@@ -390,9 +452,8 @@ def _record_row(rec: CsvRecord, source: str) -> tuple[Any, ...]:
 
 
 def _csv_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, claims: bool) -> Iterator[Any]:
-    """mapInPandas body over a CSV export's lines (``file``, ``line``), one file per task, in order."""
+    """mapInPandas body over CSV exports' lines (``file``, ``line``), one file per task, in order."""
     counts: Counter = Counter()
-    corrupt = dict(how.corrupt)
 
     def lines() -> Iterator[tuple[str, bytes]]:
         for batch in batches:
@@ -402,33 +463,48 @@ def _csv_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, claim
     def rows() -> Iterator[tuple[Any, ...]]:
         for key, group in itertools.groupby(lines(), key=lambda pair: pair[0]):
             source = source_of(key)
-            ended = _lost_description(corrupt[key]) if key in corrupt else None
-            records = iter_csv_lines((line for _, line in group), source, ended_by=ended, include_errors=
-                                     how.include_errors, encoding=how.encoding, counts=counts, layout=how.layout)
-            try:
-                for rec in records:
-                    if claims:
-                        if rec.claimed:
-                            yield rec.note_id, key, rec.row
-                        continue
-                    duplicate = how.duplicate(key, rec.row) if rec.claimed else None
-                    if duplicate is not None:
-                        rec = rec._replace(doc=None, reason=f"line {rec.line}: {duplicate}")
-                    yield _record_row(rec, source)
-            except InputError as exc:  # a header Spark could not read whole (a file read leniently)
-                if not claims:
-                    yield "", None, exc.message, source, None
+            yield from _csv_file_rows(key, iter_csv_lines((line for _, line in group), source, counts=counts,
+                                                          **how.csv()), how, claims)
 
-    yield from _batched(rows(), ("note_id", "file", "row") if claims else RECORD_COLUMNS)
+    yield from _batched(rows(), CLAIM_COLUMNS if claims else RECORD_COLUMNS)
     if not claims:
         tally.add(_counted(counts))
 
 
-def _lost_description(cause: str) -> str:
-    """How a gzip stream Spark could not read to its end is described (as share-ner tag describes its own)."""
-    if cause.startswith(("java.io.EOFException", "EOFException")):
-        return "the gzip stream ends early (truncated file)"
-    return f"corrupt gzip data ({cause})"
+def _csv_raw_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, claims: bool) -> Iterator[Any]:
+    """mapInPandas body over CSV exports' files (``file``, ``content``: its bytes) that Spark could not decompress,
+    each cut into records by share-ner tag's reader as tag reads the file (gzip included)."""
+    counts: Counter = Counter()
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for batch in batches:
+            for path, content in zip(batch["file"].tolist(), batch["content"].tolist()):
+                key = file_key(path)
+                yield from _csv_file_rows(key, iter_csv_bytes(bytes(content), source_of(key), counts=counts,
+                                                              **how.csv()), how, claims)
+
+    yield from _batched(rows(), CLAIM_COLUMNS if claims else RECORD_COLUMNS)
+    if not claims:
+        tally.add(_counted(counts))
+
+
+def _csv_file_rows(key: str, records: Iterator[CsvRecord], how: ReadSettings,
+                   claims: bool) -> Iterator[tuple[Any, ...]]:
+    """The output rows of one export's records: claims of ids, or records (a repeat across exports rejected)."""
+    source = source_of(key)
+    try:
+        for rec in records:
+            if claims:
+                if rec.claimed:
+                    yield rec.note_id, key, rec.row
+                continue
+            duplicate = how.duplicate(key, rec.row) if rec.claimed else None
+            if duplicate is not None:
+                rec = rec._replace(doc=None, reason=f"line {rec.line}: {duplicate}")
+            yield _record_row(rec, source)
+    except InputError as exc:  # no header to read (checked on the driver; a file changed since)
+        if not claims:
+            yield "", None, exc.message, source, None
 
 
 def _counted(counts: Counter) -> dict[str, Any]:
@@ -466,7 +542,7 @@ def _table_records(batches: Iterator[Any], *, how: ReadSettings, tally: Any, cla
                                 None, how.encoding, how.duplicate(key, row))
                 yield _record_row(rec, rec.source)
 
-    yield from _batched(rows(), ("note_id", "file", "row") if claims else RECORD_COLUMNS)
+    yield from _batched(rows(), CLAIM_COLUMNS if claims else RECORD_COLUMNS)
     if not claims:
         got = _counted(counts)
         got["read"] = dict(read)
@@ -498,9 +574,7 @@ def chunk_records(spark: Any, plan: InputPlan, files: list[InputFile], how: Read
     """The records (:data:`RECORD_SCHEMA`) of ``files``, one chunk of the plan's; None when Spark has none of them
     to read (every file rejected unread). Plan the job that uses it within :func:`whole_files` (CSV)."""
     if plan.fmt == "csv":
-        lines = _scan(spark, plan, files, _lines_columns)
-        body = functools.partial(_csv_records, how=how, tally=tally, claims=False)
-        return None if lines is None else lines.mapInPandas(body, RECORD_SCHEMA)
+        return _csv_scan(spark, plan, files, how, tally, False, RECORD_SCHEMA)
     if plan.fmt == "parquet":
         rows = _scan(spark, plan, files, _table_columns(plan, text=True))
         body = functools.partial(_table_records, how=how, tally=tally, claims=False)
@@ -519,8 +593,7 @@ def needs_duplicate_pass(plan: InputPlan) -> bool:
 def duplicate_claims(spark: Any, plan: InputPlan, how: ReadSettings) -> Any:
     """Every record that claims an id (``note_id``, ``file``, ``row``), of the whole input."""
     if plan.fmt == "csv":
-        lines = _scan(spark, plan, plan.files, _lines_columns)
-        return lines.mapInPandas(functools.partial(_csv_records, how=how, tally=None, claims=True), CLAIM_SCHEMA)
+        return _csv_scan(spark, plan, plan.files, how, None, True, CLAIM_SCHEMA)
     rows = _scan(spark, plan, plan.files, _table_columns(plan, text=False))
     return rows.mapInPandas(functools.partial(_table_records, how=how, tally=None, claims=True), CLAIM_SCHEMA)
 

@@ -23,11 +23,13 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from share_ner.batch.lock import output_lock
 from share_ner.batch.progress import sigterm_as_interrupt
@@ -164,9 +166,27 @@ def start_session(master: str | None, app: str = "share-ner", conf: dict[str, st
         builder = builder.config(key, value)
     try:
         with _output_to(log_file):
-            return builder.getOrCreate()
+            session = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 - the JVM failed to start: say so in one line
         raise ShareNerError(f"cannot start Spark ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})") from None
+    _quiet_when_the_jvm_is_gone(session.sparkContext)
+    return session
+
+
+def _quiet_when_the_jvm_is_gone(sc: Any) -> None:
+    """PySpark's accumulator server (a thread of this process, which the JVM sends the tasks' updates to) prints a
+    traceback on stderr when the JVM's connection to it breaks: a JVM that died is reported once, in one line, by
+    the call that finds it gone. Its other errors are still printed."""
+    server = getattr(sc, "_accumulatorServer", None)
+    if server is None:
+        return
+    original = server.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (EOFError, ConnectionError)):
+            original(request, client_address)
+
+    server.handle_error = handle_error
 
 
 @contextlib.contextmanager
@@ -265,14 +285,41 @@ def run_spark(opt: SparkOptions, spark: Any = None, *, log: Any = None, factory:
         if own:
             spark = start_session(opt.master, conf=dict(opt.conf), log_file=spark_log)
         try:
-            return _run(spark, opt, fmt, started, log, factory)
-        except (ShareNerError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # noqa: BLE001 - Spark's own failure: one line, never a traceback
-            raise spark_failure(exc) from None
+            with _stop_signals(spark) as stopped:
+                try:
+                    return _run(spark, opt, fmt, started, log, factory, stopped)
+                except (ShareNerError, KeyboardInterrupt):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - Spark's own failure: one line, never a traceback
+                    if stopped.is_set():  # py4j's error for the call the signal interrupted
+                        raise KeyboardInterrupt from None
+                    raise spark_failure(exc) from None
         finally:
             if own:
                 _stop(spark)
+
+
+@contextlib.contextmanager
+def _stop_signals(spark: Any) -> Iterator[threading.Event]:
+    """Within the block (in the main thread), SIGINT and SIGTERM cancel the session's jobs, set the event given
+    and raise ``KeyboardInterrupt``: an error py4j raises for the call the signal interrupted is that interrupt."""
+    stopped = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        stopped.set()
+        with contextlib.suppress(Exception):
+            spark.sparkContext.cancelAllJobs()
+        raise KeyboardInterrupt
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopped
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _stop(spark: Any) -> None:
@@ -318,7 +365,8 @@ def _write_error(exc: BaseException, out: str) -> ShareNerError | None:
                          "command again to resume")
 
 
-def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, factory: Any) -> RunSummary:
+def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, factory: Any,
+         stopped: threading.Event) -> RunSummary:
     startup = time.perf_counter() - started
     plan = plan_input(spark, opt.input, fmt, id_col=opt.id_col, text_col=opt.text_col)
     per_chunk = opt.files_per_chunk or FILES_PER_CHUNK[fmt]
@@ -343,7 +391,7 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
     if needs_duplicate_pass(plan):
         found = _reading(spark, plan, lambda: repeated(spark, plan, read_settings(plan, opt.include_errors, "utf-8")))
         duplicates = sc.broadcast(found)
-    job = _Job(spark, opt, plan, factory if factory is not None else opt.model, duplicates, log)
+    job = _Job(spark, opt, plan, factory if factory is not None else opt.model, duplicates, log, stopped)
     kept: list[str] = []
     workers: dict[str, dict[str, float]] = {}
     totals = RunSummary(out=opt.out, rejects_file=str(fs.path("rejects")))
@@ -411,9 +459,10 @@ class _Job:
     """The chunks' Spark jobs: one pass over a chunk's notes, which writes the mentions while an accumulator
     gathers the counts and rejects; a job that fails is run again where that can succeed."""
 
-    def __init__(self, spark: Any, opt: SparkOptions, plan: InputPlan, model: Any, duplicates: Any, log: Any) -> None:
+    def __init__(self, spark: Any, opt: SparkOptions, plan: InputPlan, model: Any, duplicates: Any, log: Any,
+                 stopped: threading.Event) -> None:
         self.spark, self.opt, self.plan, self.model = spark, opt, plan, model
-        self.duplicates, self.log = duplicates, log
+        self.duplicates, self.log, self.stopped = duplicates, log, stopped
 
     def annotate(self, chunk: list[InputFile], fs: _Fs, name: str, which: str) -> dict[str, Any]:
         """Annotate ``chunk`` and write its mentions: the tally of the run that succeeded. A file Spark cannot read
@@ -438,6 +487,8 @@ class _Job:
                     mentions.write.mode("overwrite").parquet(str(fs.path("mentions", name)))
                 return tally.value
             except Exception as exc:  # noqa: BLE001 - Spark's job failure, classified here
+                if self.stopped.is_set():  # the jobs cancelled by Ctrl-C or SIGTERM
+                    raise KeyboardInterrupt from None
                 if jvm_gone(exc):
                     raise spark_failure(exc) from None
                 line = model_error_line(exc)

@@ -125,14 +125,19 @@ def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
         raw = open(path, "rb")
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    return _decompressed(raw, path), raw
+
+
+def _decompressed(raw: IO[bytes], source: str | Path) -> IO[bytes]:
+    """The bytes of ``raw`` (a file of a plain or gzipped CSV, at its start), decompressed when it is gzip."""
     magic = raw.read(2)
     raw.seek(0)
     if magic == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
-    if path.name.lower().endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if str(source).lower().endswith(".gz"):
         raw.close()
-        raise InputError(path, "not a gzip file (name ends with .gz but the data does not start like gzip)")
-    return raw, raw
+        raise InputError(source, "not a gzip file (name ends with .gz but the data does not start like gzip)")
+    return raw
 
 
 def _describe(exc: BaseException) -> str:
@@ -314,20 +319,30 @@ def iter_csv_notes(
                             layout=layout)
 
 
-def iter_csv_lines(lines: Iterable[bytes], source: str, *, ended_by: str | None = None, **how: Any
-                   ) -> Iterator[CsvRecord]:
+def iter_csv_lines(lines: Iterable[bytes], source: str, **how: Any) -> Iterator[CsvRecord]:
     """:func:`iter_csv_notes` of an export given as its lines, each with its line break (``share-ner spark``
-    reads a file's lines with Spark and parses them here). ``ended_by``: why the lines stop before the end of
-    the file (a truncated or corrupt gzip), given as the reason of a last, fatal record."""
+    reads a file's lines with Spark and parses them here); ``how``: :func:`iter_csv_notes`'s keywords."""
     check_encoding(how.get("encoding", "utf-8"), source)
     it = iter(lines)
-    yield from _records(_Lines(lambda: next(it, b"")), source, None, ended_by=ended_by, **how)
+    yield from _records(_Lines(lambda: next(it, b"")), source, None, **how)
+
+
+def export_bytes(data: bytes, source: str) -> IO[bytes]:
+    """The CSV of an export given as the bytes of its file, plain or gzipped (``share-ner spark`` reads a file Spark
+    cannot decompress so, to read it as ``share-ner tag`` does): a binary file object of its lines."""
+    return _decompressed(io.BytesIO(data), source)
+
+
+def iter_csv_bytes(data: bytes, source: str, **how: Any) -> Iterator[CsvRecord]:
+    """:func:`iter_csv_notes` of an export given as the bytes of its file (:func:`export_bytes`)."""
+    check_encoding(how.get("encoding", "utf-8"), source)
+    yield from _records(_Lines(export_bytes(data, source).readline), source, None, **how)
 
 
 def _records(lines: _Lines, path: str | Path, tell: Callable[[], int] | None, *,
              categories: Iterable[str] | None = None, include_errors: bool = False, encoding: str = "utf-8",
-             show_text: bool = False, counts: Counter | None = None, layout: Layout | None = None,
-             ended_by: str | None = None) -> Iterator[CsvRecord]:
+             show_text: bool = False, counts: Counter | None = None, layout: Layout | None = None
+             ) -> Iterator[CsvRecord]:
     counts = Counter() if counts is None else counts
     wanted = {c.strip().casefold() for c in categories} if categories else None
     header = _header_fields(lines, path, encoding, show_text)
@@ -345,9 +360,6 @@ def _records(lines: _Lines, path: str | Path, tell: Callable[[], int] | None, *,
         try:
             data = lines.next()
             if not data:
-                if ended_by is not None:
-                    yield CsvRecord(row + 1, line, "", None, f"{ended_by} after row {row}; later rows are lost",
-                                    True, byte=byte)
                 return
             if not data.strip():
                 continue
@@ -355,10 +367,6 @@ def _records(lines: _Lines, path: str | Path, tell: Callable[[], int] | None, *,
             parts = [data]
             while quotes % 2:
                 more = lines.next()
-                if not more and ended_by is not None:  # the lines stop inside the record: it is lost with the rest
-                    yield CsvRecord(row + 1, line, "", None, f"{ended_by} after row {row}; later rows are lost",
-                                    True, byte=byte)
-                    return
                 if not more:
                     cut = f"line {line}: unterminated quote (the record runs to the end of the file)"
                     break
