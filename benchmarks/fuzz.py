@@ -36,9 +36,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from bench_data import RESULTS_DIR, add_data_argument
+from bench_data import REPO, RESULTS_DIR, add_data_argument
 from fault_injection import Bench, Run, children, csv_text, mimic_row, read_outputs, rejects_of, wait_until
 
 RESULTS = RESULTS_DIR / "fuzz.md"
@@ -580,10 +580,15 @@ def killed_workers(fz: Fuzz) -> Outcome:
 
 # ---------------------------------------------------------------- the table
 
-def report(outcomes: list[Outcome], jobs: int, cpu: float, command: str = "nice python benchmarks/fuzz.py") -> str:
-    lines = ["# Fuzzing: bad models, hostile patterns and notes, corrupted exports, runs at once, killed workers", "",
+TITLE = "Fuzzing: bad models, hostile patterns and notes, corrupted exports, runs at once, killed workers"
+HOW = "through the command line (and `share_ner.load`, `Annotator.pipe`) as a user runs them"
+
+
+def report(outcomes: list[Outcome], jobs: int, cpu: float, command: str = "nice python benchmarks/fuzz.py",
+           title: str = TITLE, how: str = HOW) -> str:
+    lines = [f"# {title}", "",
              f"Measured with `{command}` (workers: `--jobs {jobs}`), on MTSamples notes with the default model, "
-             "through the command line (and `share_ner.load`, `Annotator.pipe`) as a user runs them. A crash is a "
+             f"{how}. A crash is a "
              "process ended by a signal or a traceback on stderr; a hang, a process still running at the case's "
              "timeout; a silent loss, a run that went on with bad input (a changed model accepted), a good note "
              "missing or different from a clean run's, or a bad record neither tagged nor named.",
@@ -625,35 +630,54 @@ def _clean(bench: Bench, notes: Path, dest: Path) -> Path:
     return dest
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def command_line(argv: list[str] | None, doc: str, results: Path) -> argparse.Namespace:
+    """The options of a fuzz benchmark: ``--data``, ``--jobs``, ``--out`` (default ``results``), ``--only``."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     add_data_argument(p)
     p.add_argument("--jobs", type=int, default=2, help="worker processes of the runs that use workers (default 2)")
-    p.add_argument("--out", default=str(RESULTS), help="results file (default benchmarks/results/fuzz.md)")
+    p.add_argument("--out", default=str(results), help=f"results file (default {results.relative_to(REPO)})")
     p.add_argument("--only", action="append", default=[], metavar="WORD",
                    help="run only the cases whose name holds WORD (repeatable); the file is not written")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def run_cases(cases: list[tuple[str, Case]], fz: Any, only: list[str], name: str) -> list[Outcome]:
+    """Run each case (those whose name holds a word of ``only``, when given), saying how each went on stderr."""
+    outcomes = []
+    for case_name, fn in cases:
+        if only and not any(w in case_name for w in only):
+            continue
+        start = time.monotonic()
+        o = fn(fz)
+        o.case = case_name
+        o.seen = [s.replace(f"{fz.tmp}/", "") for s in o.seen]
+        outcomes.append(o)
+        print(f"{name}: {case_name}: {o.tries} tries, {o.crashes} crashes, {o.hangs} hangs, {o.losses} losses "
+              f"({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = command_line(argv, __doc__, RESULTS)
     source = args.data / "mtsamples" / "raw" / "notes"
     if not source.is_dir():
         print(f"fuzz: {source}: no MTSamples notes", file=sys.stderr)
         return 2
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    outcomes = []
+    cpu0 = children_cpu()
     with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp_name:
-        fz = setup(Path(tmp_name), source, args.jobs)
-        for name, fn in CASES:
-            if args.only and not any(w in name for w in args.only):
-                continue
-            start = time.monotonic()
-            o = fn(fz)
-            o.case = name
-            o.seen = [s.replace(f"{fz.tmp}/", "") for s in o.seen]
-            outcomes.append(o)
-            print(f"fuzz: {name}: {o.tries} tries, {o.crashes} crashes, {o.hangs} hangs, {o.losses} losses "
-                  f"({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
-    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    text = report(outcomes, args.jobs, cpu)
+        outcomes = run_cases(CASES, setup(Path(tmp_name), source, args.jobs), args.only, "fuzz")
+    return publish(report(outcomes, args.jobs, children_cpu() - cpu0), outcomes, args)
+
+
+def children_cpu() -> float:
+    """CPU seconds of the child processes ended and waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def publish(text: str, outcomes: list[Outcome], args: argparse.Namespace) -> int:
+    """Print the table, write it (unless ``--only`` chose some cases), and the exit status: 0 when every case is
+    clean."""
     print(text)
     if not args.only:
         Path(args.out).write_text(text, encoding="utf-8")

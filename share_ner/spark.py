@@ -5,42 +5,49 @@
     >>> mentions, rejects = annotate(notes, model="/dbfs/models/m", rejects=True)  # doctest: +SKIP
 
 The work per partition is :func:`share_ner.batch.annotate_notes`, the function ``share-ner tag`` maps over its
-batches, so both give the same mentions. It runs in ``mapInPandas``. Under :mod:`share_ner.spark_daemon` (the
-sessions share-ner starts use it) each executor's Python daemon loads the model once and forks the workers from
-it; otherwise each Python worker loads it at its first task. Either way a worker keeps it (a module-level cache
-keyed by the model) for every later task, never loading it once per row. The model is read from a path every
-executor can read, or shipped with the job (``ship_model=True``: ``SparkContext.addFile``).
+batches, so both give the same mentions. It runs in ``mapInPandas``, over records already checked under the input
+contract (:mod:`share_ner.spark_inputs`: a note, or the reason of a reject). Under :mod:`share_ner.spark_daemon`
+(the sessions share-ner starts use it) each executor's Python daemon loads the model once and forks the workers
+from it; otherwise each Python worker loads it at its first task. Either way a worker keeps it (a module-level
+cache keyed by the model) for every later task, never loading it once per row. The model is read from a path
+every executor can read, or shipped with the job (``ship_model=True``: a zip archive, ``SparkContext.addArchive``).
 
 Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
-``cui`` and the attribute columns). A note that cannot be tagged (empty, undecodable, or the annotator raised)
-becomes a reject row (``note_id``, ``reason``; never the text) and the task goes on. :func:`annotate_counted`
-(what ``share-ner spark`` runs) returns the mentions alone and gathers the counts and rejects into an
-accumulator, so that the one action writing the mentions is the only pass over the notes.
+``cui`` and the attribute columns). A note that cannot be tagged (a bad id, empty, undecodable, or the annotator
+raised) becomes a reject row (``note_id``, ``reason``, ``source``, ``row``; never the text) and the task goes on.
+:func:`annotate_counted` returns the mentions alone and gathers the counts and rejects into an accumulator, so
+that the one action writing the mentions is the only pass over the notes; :func:`annotate_records` is the same
+over records (what ``share-ner spark`` runs), with ``guarded=True`` annotating each batch in a child process, so
+that a note that crashes the process is rejected alone.
 
 PySpark, pyarrow and pandas come with the ``spark`` extra and are imported only here.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
 import os
 import resource
+import shutil
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from share_ner import spark_daemon
-from share_ner.batch.annotate import annotate_notes, load_annotator
+from share_ner.batch.annotate import NoteResult, annotate_notes, count_tokens, load_annotator
 from share_ner.batch.processes import settle_heap
+from share_ner.batch.workers import Death, WorkerPool
 from share_ner.default_model.build import default_model_dir
 from share_ner.document import ATTRIBUTE_NAMES, Document
 from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import BASE_COLUMNS, mention_rows
-from share_ner.inputs.mimic import text_problem
-from share_ner.io import doc_id_from_path
 from share_ner.spark_daemon import PRELOAD_ENV
+from share_ner.spark_inputs import RECORD_COLUMNS, api_records
 
 # Notes handed to the annotator at once, as share-ner tag's default batches (its --batch-notes / --batch-chars).
 BATCH_NOTES = 16
@@ -80,7 +87,8 @@ def mention_schema(attributes: bool = True) -> Any:
 def _all_schema(attributes: bool) -> Any:
     from pyspark.sql import types as T
 
-    extra = [T.StructField("reason", T.StringType()), T.StructField("tokens", T.LongType()),
+    extra = [T.StructField("reason", T.StringType()), T.StructField("source", T.StringType()),
+             T.StructField("row", T.LongType()), T.StructField("tokens", T.LongType()),
              T.StructField("characters", T.LongType()), T.StructField("mentions", T.IntegerType()),
              T.StructField("rss_kb", T.LongType()), T.StructField("private_kb", T.LongType()),
              T.StructField("cpu_seconds", T.DoubleType()), T.StructField("load_seconds", T.DoubleType()),
@@ -117,54 +125,88 @@ def _load_shipped(name: str) -> Any:
     return load_annotator(SparkFiles.get(name))
 
 
-def _note(note_id: Any, value: Any, column: str, latin1: bool) -> Document | str:
-    """The note of one input row, or why it is rejected (the checks ``share-ner tag`` makes on a CSV field)."""
-    if value is None:
-        return f"{column} is empty"
-    if isinstance(value, (bytes, bytearray)):
-        text = bytes(value).decode("utf-8", "surrogateescape")
-    elif latin1:  # read as ISO-8859-1 (one character per byte): recover the bytes, decode them as the CSV reader does
-        text = str(value).encode("latin-1").decode("utf-8", "surrogateescape")
-    else:
-        text = str(value)
-    problem = text_problem(text, column)
-    return problem if problem is not None else Document(str(note_id), text)
+def _annotated(batches: Iterator[Any], *, annotator: Any, attributes: bool,
+               guarded: bool = False) -> Iterator[list[dict[str, Any]]]:
+    """The output rows of each batch of records (:data:`share_ner.spark_inputs.RECORD_SCHEMA`): ``mention``,
+    ``reject`` and ``note`` rows (a ``kind`` key each). ``guarded``: each batch of notes is annotated in a child
+    process (:func:`_isolated`), so that a note that crashes its process is rejected alone."""
+    pool = _child_pool(annotator) if guarded else None
+    try:
+        for batch in batches:
+            out: list[dict[str, Any]] = []
+            docs: list[Document] = []
+            chars = 0
 
+            def flush() -> None:
+                results = annotate_notes(annotator, docs) if pool is None else _isolated(pool, docs)
+                for doc, result in zip(docs, results):
+                    if result.error is not None:
+                        out.append({"kind": "reject", "note_id": doc.id, "reason": result.error,
+                                    "source": sources[doc.id][0], "row": sources[doc.id][1]})
+                        continue
+                    out.append({"kind": "note", "note_id": doc.id, "tokens": result.tokens,
+                                "characters": len(doc.text), "mentions": len(result.mentions)})
+                    out.extend(dict(r, kind="mention") for r in mention_rows(doc.id, result.mentions, doc.text,
+                                                                             attributes))
+                docs.clear()
 
-def _annotated(batches: Iterator[Any], *, text_col: str, id_col: str, annotator: Any, attributes: bool,
-               latin1: bool, id_from_path: bool) -> Iterator[list[dict[str, Any]]]:
-    """The output rows of each input batch: ``mention``, ``reject`` and ``note`` rows (a ``kind`` key each)."""
-    for batch in batches:
-        out: list[dict[str, Any]] = []
-        docs: list[Document] = []
-        chars = 0
-
-        def flush() -> None:
-            for doc, result in zip(docs, annotate_notes(annotator, docs)):
-                if result.error is not None:
-                    out.append({"kind": "reject", "note_id": doc.id, "reason": result.error})
+            sources: dict[str, tuple[Any, Any]] = {}
+            for note_id, text, reason, source, row in zip(*(batch[c].tolist() for c in RECORD_COLUMNS)):
+                row = _int_or_none(row)
+                if isinstance(reason, str):
+                    out.append({"kind": "reject", "note_id": note_id if isinstance(note_id, str) else "",
+                                "reason": reason, "source": source, "row": row})
                     continue
-                out.append({"kind": "note", "note_id": doc.id, "tokens": result.tokens,
-                            "characters": len(doc.text), "mentions": len(result.mentions)})
-                out.extend(dict(r, kind="mention") for r in mention_rows(doc.id, result.mentions, doc.text, attributes))
-            docs.clear()
+                docs.append(Document(note_id, text))
+                sources[note_id] = (source, row)
+                chars += len(text)
+                if len(docs) >= BATCH_NOTES or chars >= BATCH_CHARS:
+                    flush()
+                    chars = 0
+            flush()
+            yield out
+    finally:
+        if pool is not None:
+            pool.close(kill=True)
 
-        for raw_id, value in zip(batch[id_col].tolist(), batch[text_col].tolist()):
-            if raw_id is None or (isinstance(raw_id, float) and raw_id != raw_id) or str(raw_id).strip() == "":
-                out.append({"kind": "reject", "note_id": "", "reason": f"empty {id_col}"})
-                continue
-            note_id = doc_id_from_path(str(raw_id)) if id_from_path else str(raw_id).strip()
-            got = _note(note_id, value, text_col, latin1)
-            if isinstance(got, str):
-                out.append({"kind": "reject", "note_id": note_id, "reason": got})
-                continue
-            docs.append(got)
-            chars += len(got.text)
-            if len(docs) >= BATCH_NOTES or chars >= BATCH_CHARS:
-                flush()
-                chars = 0
-        flush()
-        yield out
+
+def _int_or_none(value: Any) -> int | None:
+    """A nullable integer column's value from pandas (None, NaN or pandas.NA when null)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _child_pool(annotator: Any) -> WorkerPool:
+    """One worker process forked from this one (the annotator already loaded), replaced when it dies."""
+    import multiprocessing
+
+    return WorkerPool(1, functools.partial(annotate_notes, annotator), context=multiprocessing.get_context("fork"))
+
+
+def _isolated(pool: WorkerPool, docs: list[Document]) -> list[NoteResult]:
+    """:func:`annotate_notes` of ``docs`` in ``pool``'s worker; when it dies, each note alone, and a note whose
+    worker dies is rejected with the cause (``worker died (signal 9)``), as ``share-ner tag --jobs N`` does."""
+
+    def run(batch: list[Document]) -> list[NoteResult] | str:
+        pool.submit(None, batch)
+        while True:
+            for event in pool.wait(timeout=1.0):
+                if isinstance(event, Death):
+                    if event.task is None and pool.outstanding():
+                        continue  # died between tasks: the batch is still queued
+                    return event.reason()
+                return event.result
+
+    got = run(docs)
+    if not isinstance(got, str):
+        return got
+    results = []
+    for doc in docs:
+        one = run([doc]) if len(docs) > 1 else got
+        results.append(one[0] if not isinstance(one, str) else NoteResult(doc.id, (), count_tokens(doc.text), one))
+    return results
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> Any:
@@ -209,20 +251,27 @@ def _partition(batches: Iterator[Any], *, key: str, loader: Callable[[], Any], c
 
 class Tally:
     """Accumulator param of :func:`annotate_counted`: the counts of ``share-ner tag``'s summary, the rejects
-    (note id and reason, never the text) and each Python worker's figures, added up over the tasks."""
+    (note id, reason, source, row; never the text), the rows read of files Spark could read only in part, and each
+    Python worker's figures, added up over the tasks."""
+
+    COUNTS = ("notes", "mentions", "tokens", "characters", "skipped_iserror", "skipped_category")
 
     @staticmethod
     def empty() -> dict[str, Any]:
-        return {"notes": 0, "mentions": 0, "tokens": 0, "characters": 0, "rejects": [], "workers": {}}
+        return {**dict.fromkeys(Tally.COUNTS, 0), "rejects": [], "workers": {}, "read": {}}
 
     def zero(self, value: Any) -> dict[str, Any]:
         return self.empty()
 
     def addInPlace(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - pyspark's name
-        for name in ("notes", "mentions", "tokens", "characters"):
-            a[name] += b[name]
-        a["rejects"].extend(b["rejects"])
-        add_workers(a["workers"], b["workers"])
+        """Add ``b``, which may hold some of the keys only (the readers of :mod:`share_ner.spark_inputs` add their
+        counts)."""
+        for name in Tally.COUNTS:
+            a[name] += b.get(name, 0)
+        a["rejects"].extend(b.get("rejects", ()))
+        for file, rows in b.get("read", {}).items():
+            a["read"][file] = a["read"].get(file, 0) + rows
+        add_workers(a["workers"], b.get("workers", {}))
         return a
 
 
@@ -250,7 +299,7 @@ def _counted_partition(batches: Iterator[Any], *, key: str, loader: Callable[[],
             if kind == "mention":
                 mentions.append(r)
             elif kind == "reject":
-                mine["rejects"].append((r["note_id"], r["reason"]))
+                mine["rejects"].append((r["note_id"], r["reason"], r["source"], r["row"]))
             else:
                 mine["notes"] += 1
                 mine["mentions"] += r["mentions"]
@@ -283,15 +332,44 @@ def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callab
             raise ShareNerError(f"{path}: a shipped model must be a local directory")
         from pyspark import SparkFiles
 
-        directory = Path(path.removeprefix("file:")).resolve()
-        spark.sparkContext.addFile(str(directory), recursive=True)
-        # where the executor fetches it: the driver's files directory in local mode, else the executor's working
+        name = ship_archive(spark.sparkContext, Path(path.removeprefix("file:")).resolve())
+        # where the executor unpacks it: the driver's files directory in local mode, else the executor's working
         # directory, where the daemon starts (SparkFiles' root on an executor)
-        here = os.path.join(SparkFiles.getRootDirectory(), directory.name)
-        at = here if spark.sparkContext.master.startswith("local") else directory.name
-        return f"shipped:{directory.name}", functools.partial(_load_shipped, directory.name), at
+        here = os.path.join(SparkFiles.getRootDirectory(), name)
+        at = here if spark.sparkContext.master.startswith("local") else name
+        return f"shipped:{name}", functools.partial(_load_shipped, name), at
     where = path.removeprefix("file:") if local else path
     return f"path:{path}", functools.partial(load_annotator, where), where
+
+
+_SHIPPED: dict[tuple[str, str], str] = {}  # (application id, archive name) -> the archive added to it
+
+
+def ship_archive(sc: Any, directory: Path) -> str:
+    """Add the model ``directory`` to the job as a zip archive (``SparkContext.addArchive``; Spark refuses
+    ``addFile`` of a directory outside local mode), which every executor unpacks into its working directory
+    under the name returned: ``share-ner-model-<hash of the files>``, so that another model, or this one
+    changed, is another archive."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in directory.rglob("*") if p.is_file())
+    for p in files:
+        digest.update(p.relative_to(directory).as_posix().encode("utf-8") + b"\0")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    name = f"share-ner-model-{digest.hexdigest()[:20]}"
+    if (sc.applicationId, name) in _SHIPPED:
+        return name
+    folder = Path(tempfile.mkdtemp(prefix="share-ner-ship-"))
+    atexit.register(shutil.rmtree, folder, True)
+    archive = folder / f"{name}.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        for p in files:
+            z.write(p, p.relative_to(directory).as_posix())
+    sc.addArchive(f"{archive}#{name}")
+    _SHIPPED[(sc.applicationId, name)] = str(archive)
+    return name
 
 
 def check_columns(df: Any, *names: str, source: str = "the input") -> None:
@@ -302,44 +380,55 @@ def check_columns(df: Any, *names: str, source: str = "the input") -> None:
 
 
 def annotate_all(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
-                 attributes: bool = True, ship_model: bool = False, _latin1: bool = False,
-                 _id_from_path: bool = False) -> Any:
+                 attributes: bool = True, ship_model: bool = False) -> Any:
     """Every output row, mentions and rejects and per-note counts together, with a ``kind`` column: ``mention``
     (the mention columns), ``reject`` (``note_id``, ``reason``), ``note`` (``note_id``, ``mentions``, ``tokens``,
     ``characters``) and one ``worker`` row per task (its peak memory and CPU seconds). Lazy, like any DataFrame:
     persist it before taking several results from it, or each one annotates again."""
+    check_columns(df, id_col, text_col)
     schema = _all_schema(attributes)
-    how, preload = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
-    return _map(df, functools.partial(_partition, columns=schema.fieldNames(), **how), schema, preload)
+    how, preload = _worker_args(df, model, attributes, ship_model)
+    return _map(api_records(df, id_col, text_col), functools.partial(_partition, columns=schema.fieldNames(), **how),
+                schema, preload)
 
 
 def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,
-                     attributes: bool = True, ship_model: bool = False, _latin1: bool = False,
-                     _id_from_path: bool = False) -> Any:
+                     attributes: bool = True, ship_model: bool = False) -> Any:
     """The mentions DataFrame of :func:`annotate`, while the notes are counted and the rejects gathered into
     ``tally``, an accumulator made with :class:`Tally` (``sc.accumulator(Tally.empty(), Tally())``): one pass
     over the notes gives every output. Read ``tally.value`` after the one action that writes the mentions;
     Spark applies each task's update once (a failed or retried task's is dropped)."""
+    check_columns(df, id_col, text_col)
+    return annotate_records(api_records(df, id_col, text_col), tally, model, attributes=attributes,
+                            ship_model=ship_model)
+
+
+def annotate_records(records: Any, tally: Any, model: Any = None, *, attributes: bool = True,
+                     ship_model: bool = False, guarded: bool = False) -> Any:
+    """:func:`annotate_counted` of records already checked under the input contract
+    (:data:`share_ner.spark_inputs.RECORD_SCHEMA`, as :mod:`share_ner.spark_job` reads them); ``guarded``:
+    annotate each batch in a child process of the Python worker, so that a note that crashes it is rejected
+    alone (a chunk is run so once one of its workers has crashed)."""
     schema = mention_schema(attributes)
-    how, preload = _worker_args(df, text_col, id_col, model, attributes, ship_model, _latin1, _id_from_path)
-    return _map(df, functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, **how), schema,
-                preload)
+    how, preload = _worker_args(records, model, attributes, ship_model)
+    body = functools.partial(_counted_partition, columns=schema.fieldNames(), tally=tally, guarded=guarded, **how)
+    return _map(records, body, schema, preload)
 
 
-def _map(df: Any, body: functools.partial, schema: Any, preload: str | None) -> Any:
-    """``mapInPandas(body)`` over the id and text columns. The function handed to Spark carries the session's
-    Python environment with :data:`PRELOAD_ENV` naming the model and its directory ``preload`` (None: none), so
-    that a Python daemon started for it (``spark.python.daemon.module=share_ner.spark_daemon``) loads the model
-    before forking the workers; the session's environment is left as it was (the variable is part of the key
-    Spark keeps its daemons under)."""
-    environment = df.sparkSession.sparkContext.environment
+def _map(records: Any, body: functools.partial, schema: Any, preload: str | None) -> Any:
+    """``mapInPandas(body)`` over the records. The function handed to Spark carries the session's Python
+    environment with :data:`PRELOAD_ENV` naming the model and its directory ``preload`` (None: none), so that a
+    Python daemon started for it (``spark.python.daemon.module=share_ner.spark_daemon``) loads the model before
+    forking the workers; the session's environment is left as it was (the variable is part of the key Spark
+    keeps its daemons under)."""
+    environment = records.sparkSession.sparkContext.environment
     before = environment.get(PRELOAD_ENV)
     if preload is not None:
         environment[PRELOAD_ENV] = json.dumps({"key": body.keywords["key"], "path": preload})
     else:
         environment.pop(PRELOAD_ENV, None)
     try:
-        return df.select(body.keywords["id_col"], body.keywords["text_col"]).mapInPandas(body, schema)
+        return records.mapInPandas(body, schema)
     finally:
         if before is None:
             environment.pop(PRELOAD_ENV, None)
@@ -347,19 +436,15 @@ def _map(df: Any, body: functools.partial, schema: Any, preload: str | None) -> 
             environment[PRELOAD_ENV] = before
 
 
-def _worker_args(df: Any, text_col: str, id_col: str, model: Any, attributes: bool, ship_model: bool,
-                 latin1: bool, id_from_path: bool) -> tuple[dict[str, Any], str | None]:
+def _worker_args(df: Any, model: Any, attributes: bool, ship_model: bool) -> tuple[dict[str, Any], str | None]:
     """The keyword arguments of a partition function, and the directory the Python daemon preloads the model
     from (see :func:`_model_loader`)."""
     from pyspark.sql import SparkSession
 
     require_spark()
-    check_columns(df, id_col, text_col)
     spark = SparkSession.getActiveSession() or df.sparkSession
     key, loader, preload = _model_loader(spark, model, ship_model)
-    how = {"key": key, "loader": loader, "text_col": text_col, "id_col": id_col, "attributes": attributes,
-           "latin1": latin1, "id_from_path": id_from_path}
-    return how, preload
+    return {"key": key, "loader": loader, "attributes": attributes}, preload
 
 
 def annotate(df: Any, text_col: str = "text", id_col: str = "note_id", model: Any = None, *,

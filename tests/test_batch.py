@@ -141,8 +141,8 @@ def test_directory_recursive_outputs_and_rejects(notes_dir: Path, tmp_path: Path
     assert lines[0] == "source\tnote_id\trow\tbyte\treason"
     assert sorted(lines[1:]) == sorted([
         f"{notes_dir / 'latin1.txt'}\tlatin1\t\t\tnot valid utf-8 (byte 2); pass --encoding for another encoding",
-        f"{notes_dir / 'ward/empty.txt'}\tempty\t\t\tempty file",
-        f"{notes_dir / 'ward/scan.txt'}\tscan\t\t\tbinary file (NUL byte at byte 8)",
+        f"{notes_dir / 'ward/empty.txt'}\tward/empty\t\t\tempty file",  # below a sub-directory: by its path
+        f"{notes_dir / 'ward/scan.txt'}\tward/scan\t\t\tbinary file (NUL byte at byte 8)",
     ])
     assert "pain" not in (out / "rejects.tsv").read_text()
     assert (summary.notes, summary.mentions, summary.rejected, summary.skipped_done) == (3, 3, 3, 0)
@@ -278,7 +278,8 @@ def test_stdout_jsonl_and_rejects_on_stderr(notes_dir: Path, noteevents: Path) -
     stdout, stderr = io.StringIO(), io.StringIO()
     summary = run_batch([notes_dir, noteevents], regex_factory, opts(None), stdout=stdout, stderr=stderr)
     recs = [json.loads(x) for x in stdout.getvalue().splitlines()]
-    assert [r["doc_id"] for r in recs[:3]] == ["a", "b", "c"] and len(recs) == 3 + 22 == summary.notes
+    # one stream for the whole directory: a note below a sub-directory is named by its path there
+    assert [r["doc_id"] for r in recs[:3]] == ["a", "ward/b", "ward/icu/c"] and len(recs) == 3 + 22 == summary.notes
     assert recs[1]["mentions"] == [{"spans": [[7, 11]], "text": "pain", "cui": "C_pain"}]
     assert stderr.getvalue().count("share-ner: rejected ") == 3
 

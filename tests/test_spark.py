@@ -3,12 +3,25 @@ as ``share-ner tag``, rejects, resume, one-line errors; with the real pipeline o
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
+import hostile_inputs
 import pytest
+from hostile_inputs import (
+    COUNTS,
+    MARKER,
+    TrippedFactory,
+    spark_outcome,
+    stop_spark,
+    tag_outcome,
+    term_factory,
+    write_hostile_inputs,
+)
 from mimic_csv import NOTE_1, NOTE_2, NOTE_3, mimic3_csv, mimic4_csv, write
 
 from share_ner.cli import main
@@ -33,23 +46,13 @@ def spark():
         check_java()
     except ShareNerError:
         pytest.skip("no Java runtime for Spark")
-    from pyspark import SparkContext
 
     from share_ner.spark_job import start_session
 
     session = start_session("local[2]", app="share-ner-tests")
     session.sparkContext.setLogLevel("ERROR")
     yield session
-    gateway = SparkContext._gateway
-    session.stop()
-    if gateway is not None:
-        gateway.shutdown()
-        proc = getattr(gateway, "proc", None)
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=60)
-        SparkContext._gateway = None
-        SparkContext._jvm = None
+    stop_spark(session)
 
 
 @pytest.fixture(scope="module")
@@ -68,32 +71,12 @@ def note_texts() -> list[str]:
     return [d.text for d in read_notes(TAGGER_FIXTURES / "text").values()] + [NOTE_1, NOTE_2, NOTE_3]
 
 
-class RaisingFactory:
-    """The real model, except that a note containing KABOOM makes it raise (pickled by value to the workers)."""
-
-    def __init__(self, model_dir: Path) -> None:
-        self.model_dir = str(model_dir)
-
-    def __call__(self):
-        from share_ner.batch.annotate import load_annotator
-
-        inner = load_annotator(self.model_dir)
-
-        def annotate(doc):
-            if "KABOOM" in doc.text:
-                raise ValueError("boom")
-            return inner(doc)
-
-        return annotate
-
-
 def tag_jsonl(csv_path: Path, model_dir: Path, out: Path) -> tuple[dict, dict]:
     assert main(["tag", str(csv_path), "--model", str(model_dir), "--out", str(out), "--quiet"]) == 0
     stem = csv_path.name.split(".")[0]
     return read_annotations(out / stem), json.loads((out / "summary.json").read_text())
 
 
-COUNTS = ("notes", "mentions", "rejected", "tokens", "characters")
 
 
 def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: Path) -> None:
@@ -111,7 +94,8 @@ def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: 
     assert summary.notes == 199 and written["chunks"] == 1
     # one pass: the counts and the rejects came through the accumulator, the worker figures with them
     assert json.loads((tmp_path / "spark" / "chunks" / "chunk=00000.json").read_text()) == {
-        key: tag_summary[key] for key in COUNTS}
+        key: tag_summary[key] for key in COUNTS} | {"complete": True}
+    assert written["skipped_iserror"] == 1  # counted, as share-ner tag counts it
     assert 1 <= len(written["workers"]) <= 2
     assert all(w["process_cpu_seconds"] >= w["cpu_seconds"] > 0 for w in written["workers"].values())
     # the session's Python daemon (share_ner.spark_daemon) loaded the model; the workers forked from it did not
@@ -140,13 +124,13 @@ def test_bad_rows_and_a_raising_note_are_rejected_and_the_rest_written(spark, mo
     out = tmp_path / "spark"
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this test module
-    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=RaisingFactory(model_dir))
+    cloudpickle.register_pickle_by_value(hostile_inputs)  # the workers cannot import the tests' modules
+    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=TrippedFactory(model_dir, "KABOOM"))
     import pyarrow.dataset as ds
 
     rejects = {r["note_id"]: r["reason"] for r in ds.dataset(str(out / "rejects"), partitioning="hive").to_table()
                .to_pylist()}
-    assert rejects.pop("22").startswith("annotation failed: ValueError in test_spark.py:")
+    assert rejects.pop("22").startswith("annotation failed: ValueError in hostile_inputs.py:")
     assert rejects == {"20": "TEXT is empty", "21": "TEXT is not valid utf-8 at character 13"}
     expected, tag_summary = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
     assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v and k != "22"}
@@ -166,11 +150,15 @@ def test_rerun_keeps_committed_chunks_and_redoes_a_killed_one(spark, model_dir: 
     write(exports / "radiology.csv.gz", mimic4_csv([(f"1-RR-{i}", "RR", texts[i % len(texts)]) for i in range(10)]),
           gz=True)
     out = tmp_path / "spark"
-    opt = SparkOptions(str(exports), str(out), model=str(model_dir))
+    shipped = tmp_path / "shipped model"  # the driver's own copy, sent to the executors as an archive
+    shutil.copytree(model_dir, shipped)
+    opt = SparkOptions(str(exports), str(out), model=str(shipped), ship_model=True)
     run_spark(opt, spark)
     first = read_parquet(out / "mentions")
     whole = json.loads((out / "summary.json").read_text())
     assert {k.split("-")[1] for k in first} == {"DS", "RR"}
+    # the daemon loaded the shipped model from where Spark unpacked it, before forking the workers
+    assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in whole["workers"].values())
     kept = sorted(p.stat().st_mtime_ns for p in (out / "mentions" / "chunk=00000").iterdir())
     # a job killed while committing chunk 1: its _SUCCESS is missing and part of its files are gone
     killed = out / "mentions" / "chunk=00001"
@@ -213,26 +201,17 @@ def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_pat
     shutil.copy(TAGGER_FIXTURES / "gold" / sorted(p.name for p in (TAGGER_FIXTURES / "gold").iterdir())[0],
                 notes / "ward")
     run_spark(SparkOptions(str(notes), str(tmp_path / "t"), model=str(model_dir)), spark)
-    assert read_parquet(tmp_path / "t" / "mentions") == expected
+    # one table for the directory: a note below a sub-directory is named by its path there
+    assert read_parquet(tmp_path / "t" / "mentions") == {
+        f"ward/{k}": [dataclasses.replace(m, doc_id=f"ward/{k}") for m in v] for k, v in expected.items()}
     assert json.loads((tmp_path / "t" / "summary.json").read_text())["notes"] == len(docs)  # the gold file is no note
+    # a URI is listed by Hadoop's file system, to the same notes
+    run_spark(SparkOptions(f"file://{notes}", str(tmp_path / "u"), model=str(model_dir)), spark)
+    assert read_parquet(tmp_path / "u" / "mentions") == read_parquet(tmp_path / "t" / "mentions")
     with pytest.raises(ShareNerError) as err:
         run_spark(SparkOptions(str(tmp_path / "notes.parquet"), str(tmp_path / "q"), model=str(model_dir)), spark)
-    assert str(err.value) == f"{tmp_path / 'notes.parquet'}: no column 'note_id'; columns: id, body"
-
-
-def test_shipped_model_is_loaded_by_the_daemon_from_the_files_spark_fetched(spark, model_dir: Path,
-                                                                           tmp_path: Path) -> None:
-    texts = note_texts()
-    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([(str(i), "Radiology", "", texts[i % len(texts)])
-                                                             for i in range(1, 9)]))
-    shipped = tmp_path / "shipped-model"
-    shutil.copytree(model_dir, shipped)
-    out = tmp_path / "spark"
-    run_spark(SparkOptions(str(csv_path), str(out), model=str(shipped), ship_model=True), spark)
-    expected, _ = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
-    assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v}
-    workers = json.loads((out / "summary.json").read_text())["workers"].values()
-    assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in workers)
+    assert str(err.value) == (f"{tmp_path / 'notes.parquet'}: not a table of notes: no ROW_ID or note_id column "
+                              "(pass --id-col and --text-col); columns: id, body")
 
 
 def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) -> None:
@@ -308,3 +287,106 @@ def test_annotate_api_gives_mentions_and_rejects(spark, model_dir: Path) -> None
     assert got == {d.id: [(m.spans, m.cui) for m in ms] for d in docs if (ms := pipeline.annotate(d))}
     with pytest.raises(ShareNerError, match=r"the input: no column 'body'; columns: note_id, text"):
         annotate(df, text_col="body", model=str(model_dir))
+
+
+def test_tag_and_spark_share_one_input_contract_on_hostile_inputs(spark, tmp_path: Path) -> None:
+    """The same notes, ids, rejects (with their reasons, rows and files) and counts from both commands, for CSV
+    exports, Parquet tables and a directory of notes full of what breaks readers."""
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(hostile_inputs)  # the workers cannot import the tests' modules
+    inputs = write_hostile_inputs(tmp_path / "in")
+    for name, path in inputs.items():
+        tag = tag_outcome(path, tmp_path, term_factory)
+        got = spark_outcome(spark, path, tmp_path / f"spark-{name}", factory=term_factory)
+        assert got[0] == tag[0], name  # mention for mention, every note tagged (each has a mention)
+        assert got[1] == tag[1], name
+        assert got[2] == tag[2], name
+        assert MARKER not in json.dumps(got[1])
+    mentions, rejects, counts = tag
+    # the directory: one name in two sub-directories is two notes, each named by its path
+    assert {"a/note1", "b/note1", "c/deep/note2", "big", "crlf"} == mentions.keys()
+    assert counts["characters"] > 10_000_000
+    hidden = "hidden file name (starts with '.' or '_'; Spark and Hadoop skip such files)"
+    separators = "the file name contains '||' or a control character (it would break the output lines)"
+    assert rejects == sorted([
+        (".hidden.txt", ".hidden", None, hidden), ("_under.txt", "_under", None, hidden),
+        ("bad.txt", "bad", None, "not valid utf-8 (byte 15); pass --encoding for another encoding"),
+        ("empty.txt", "empty", None, "empty file"), ("nul.txt", "nul", None, "binary file (NUL byte at byte 5)"),
+        ("t ab.txt", "", None, separators), ("x||y.txt", "", None, separators)])
+
+
+def test_a_note_that_crashes_its_python_worker_is_rejected_alone(spark, model_dir: Path, tmp_path: Path) -> None:
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(hostile_inputs)
+    texts = note_texts()
+    rows = [(str(i), "Radiology", "", texts[i % len(texts)]) for i in range(1, 13)]
+    rows[5] = ("6", "Radiology", "", texts[0] + " POISON")
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv(rows))
+    out = tmp_path / "spark"
+    run_spark(SparkOptions(str(csv_path), str(out)), spark, factory=TrippedFactory(model_dir, "POISON", True))
+    import pyarrow.dataset as ds
+
+    rejects = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
+    assert [(r["note_id"], r["reason"], r["row"]) for r in rejects] == [("6", "worker died (signal 9)", 6)]
+    expected, _ = tag_jsonl(csv_path, model_dir, tmp_path / "tag")
+    assert read_parquet(out / "mentions") == {k: v for k, v in expected.items() if v and k != "6"}
+    assert json.loads((out / "summary.json").read_text())["notes"] == 11
+
+
+def test_corrupt_parquet_and_truncated_gzip_are_rejected_by_name_and_redone_once_repaired(
+        spark, model_dir: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = note_texts()
+    table = tmp_path / "table"
+    table.mkdir()
+    for k in range(3):
+        pq.write_table(pa.table({"note_id": [f"{k}-{i}" for i in range(5)],
+                                 "text": [texts[(k + i) % len(texts)] for i in range(5)]}),
+                       table / f"part-{k}.parquet")
+    whole = (table / "part-1.parquet").read_bytes()
+    (table / "part-1.parquet").write_bytes(whole[: len(whole) // 2])
+    out = tmp_path / "p"
+    opt = SparkOptions(str(table), str(out), model=str(model_dir))
+    run_spark(opt, spark)
+    import pyarrow.dataset as ds
+
+    (reject,) = ds.dataset(str(out / "rejects"), partitioning="hive").to_table().to_pylist()
+    assert reject["source"] == str(table / "part-1.parquet") and reject["note_id"] == ""
+    assert reject["reason"].startswith("cannot read part-1.parquet (") and reject["reason"].endswith(
+        "): 0 of its rows were read, the rest are lost")
+    assert {k.split("-")[0] for k in read_parquet(out / "mentions")} == {"0", "2"}
+    assert json.loads((out / "chunks" / "chunk=00000.json").read_text())["complete"] is False
+    (table / "part-1.parquet").write_bytes(whole)  # repaired: the chunk is done again, whole
+    run_spark(opt, spark)
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["notes"], summary["rejected"], summary["chunks_kept"]) == (15, 0, 0)
+    # a truncated gzip: the notes before the cut are tagged, the loss is one reject, as share-ner tag has it
+    # (short notes: the cut comes within the lines read to check the header, which are read leniently too)
+    rows = [(str(i), "Radiology", "", texts[i % len(texts)]) for i in range(1, 80)]
+    gz = write(tmp_path / "NOTEEVENTS.csv.gz", mimic3_csv(rows), gz=True)
+    gz.write_bytes(gz.read_bytes()[: gz.stat().st_size * 2 // 3])
+    run_spark(SparkOptions(str(gz), str(tmp_path / "g"), model=str(model_dir)), spark)
+    (reject,) = ds.dataset(str(tmp_path / "g" / "rejects"), partitioning="hive").to_table().to_pylist()
+    assert re.fullmatch(r"the gzip stream ends early \(truncated file\) after row (\d+); later rows are lost",
+                        reject["reason"])
+    tagged = json.loads((tmp_path / "g" / "summary.json").read_text())["notes"]
+    assert 0 < tagged < 79 and str(tagged) in reject["reason"]  # no row lost without a word
+    _, tag_summary = tag_jsonl(gz, model_dir, tmp_path / "tag")
+    assert (tag_summary["notes"], tag_summary["rejected"]) == (tagged, 1)
+    assert (tmp_path / "tag" / "rejects.tsv").read_text().splitlines()[1].endswith("\t" + reject["reason"])
+
+
+def test_a_second_run_into_the_same_output_stops_naming_the_first(spark, model_dir: Path, tmp_path: Path) -> None:
+    from share_ner.batch.lock import output_lock
+
+    csv_path = write(tmp_path / "NOTEEVENTS.csv", mimic3_csv([("1", "Radiology", "", NOTE_3)]))
+    out = tmp_path / "out"
+    with output_lock(out, "share-ner tag"):
+        with pytest.raises(ShareNerError, match=r"another run is writing into this directory \(pid \d+ on .*"
+                                                r"share-ner tag"):
+            run_spark(SparkOptions(str(csv_path), str(out), model=str(model_dir)), spark)
+    assert not (out / "run.json").exists()

@@ -66,8 +66,10 @@ from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
 from share_ner.formats.parquet import require_pyarrow
+from share_ner.inputs.contract import note_name_problem, table_note_id
 from share_ner.inputs.files import read_note, walk_note_files
-from share_ner.inputs.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
+from share_ner.inputs.mimic import CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
+from share_ner.inputs.parquet import is_parquet_path, iter_parquet_notes, read_table_layout
 from share_ner.io import atomic_write_text, doc_id_from_path
 
 SUMMARY_NAME = "summary.json"
@@ -184,8 +186,9 @@ class _Input:
 
 def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
     """The note, or the reason it is rejected."""
-    if BAD_ID_RE.search(doc_id):
-        return "the file name contains '||' or a control character (it would break the output lines)"
+    problem = note_name_problem(path.name)
+    if problem is not None:
+        return problem
     try:
         return read_note(path, encoding, doc_id, reject_empty=True)
     except InputError as exc:
@@ -199,7 +202,9 @@ class _Runner:
         self.opt = options
         self.stdout = stdout
         self.stderr = stderr
-        self.inputs = [_Input(Path(p), Path(p).is_file() and is_csv_path(p)) for p in inputs]
+        # a CSV export or a Parquet table: records in rows, written in shards
+        self.inputs = [_Input(Path(p), (Path(p).is_file() and is_csv_path(p)) or is_parquet_path(p))
+                       for p in inputs]
         self.summary = RunSummary(jobs=options.jobs)
         self.stop = threading.Event()
         self.selected = 0  # records counted against --limit
@@ -232,7 +237,10 @@ class _Runner:
             if not inp.path.exists() and not inp.path.is_symlink():
                 raise InputError(inp.path, "no such file or directory")
             if inp.is_csv:
-                read_header(inp.path, opt.encoding, show_text=opt.show_text)  # fails now, not hours later
+                if is_parquet_path(inp.path):
+                    read_table_layout(inp.path)  # fails now, not hours later
+                else:
+                    read_header(inp.path, opt.encoding, show_text=opt.show_text)
                 if opt.fmt in ("brat", "bioc") and opt.out is not None:
                     name = {"brat": "BRAT", "bioc": "BioC"}[opt.fmt]
                     raise ShareNerError(
@@ -370,8 +378,9 @@ class _Runner:
             path = entry.path
             doc_id = doc_id_from_path(path)
             rel_dir = _rel_dir(root, path)
+            named = table_note_id(rel_dir.as_posix(), doc_id)  # in the one rejects table, by its path
             if entry.problem is not None:
-                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, entry.problem))
+                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), named, entry.problem))
                 continue
             if isinstance(sink, _NoteFileSink):
                 output = sink.output_path(rel_dir, doc_id)
@@ -380,7 +389,7 @@ class _Runner:
                     continue
             got = _read_note_file(path, doc_id, self.opt.encoding)
             if isinstance(got, str):
-                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, got))
+                yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), named, got))
             else:
                 yield _Item(sink, rel_dir, str(path), doc=got)
 
@@ -400,7 +409,7 @@ class _Runner:
         shards = sink if isinstance(sink, _ShardSink) else None
         index = 0
         counts: Counter = Counter()
-        records: Iterator[CsvRecord] = iter_csv_notes(
+        records: Iterator[CsvRecord] = (iter_parquet_notes if is_parquet_path(inp.path) else iter_csv_notes)(
             inp.path, categories=self.opt.categories or None, include_errors=self.opt.include_errors,
             encoding=self.opt.encoding, show_text=self.opt.show_text, counts=counts,
         )
@@ -411,8 +420,8 @@ class _Runner:
             for rec in records:
                 if self.stop.is_set():
                     return
-                reject = None if rec.doc is not None else Reject(source, rec.note_id, rec.reason or "", rec.row,
-                                                                 rec.byte)
+                reject = None if rec.doc is not None else Reject(rec.source or source, rec.note_id, rec.reason or "",
+                                                                 rec.row, rec.byte or None)
                 if rec.fatal:
                     yield _Item(sink, index, source, reject=reject, row=rec.row, end=True, complete=False)
                     return
@@ -599,7 +608,7 @@ def _rel_dir(root: Path, path: Path) -> Path:
 
 def _csv_stem(path: Path) -> str:
     name = path.name
-    for suffix in (".gz", ".csv"):
+    for suffix in (".gz", ".csv", ".parquet"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name

@@ -18,6 +18,7 @@ from share_ner.formats.jsonl import format_record
 from share_ner.formats.parquet import mention_rows, write_parquet
 from share_ner.formats.share import format_pipe
 from share_ner.formats.share2014 import format_share2014
+from share_ner.inputs.contract import table_note_id
 from share_ner.io import atomic_write_text
 
 if TYPE_CHECKING:  # annotations only: the CLI reads this module to build its parser, and annotate loads the pipeline
@@ -94,7 +95,10 @@ class _StreamSink(_Sink):
 
     def add(self, item: "_Item", result: NoteResult | None) -> None:
         if result is not None and item.doc is not None:
-            self.stream.write(_jsonl_line(item.doc, result.mentions))
+            doc = item.doc
+            if isinstance(item.key, Path) and item.key.parts:  # one stream: a note below a sub-directory by its path
+                doc = Document(table_note_id(item.key.as_posix(), doc.id), doc.text)
+            self.stream.write(_jsonl_line(doc, result.mentions))
 
 
 class _ShardSink(_Sink):

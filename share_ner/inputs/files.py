@@ -28,12 +28,19 @@ def read_note(path: str | Path, encoding: str = "utf-8", doc_id: str | None = No
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(path, f"cannot read note: {exc.strerror or exc}") from None
+    return note_from_bytes(data, path, doc_id or doc_id_from_path(path), encoding, reject_empty=reject_empty)
+
+
+def note_from_bytes(data: bytes, source: str | Path, doc_id: str, encoding: str = "utf-8", *,
+                    reject_empty: bool = False) -> Document:
+    """The note of a file's bytes (read here, or by Spark for ``share-ner spark``), or the
+    :class:`InputError` of :func:`read_note` naming ``source``."""
     if reject_empty and not data:
-        raise InputError(path, "empty file")
+        raise InputError(source, "empty file")
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise InputError(path, f"binary file (NUL byte at byte {nul})")
-    return Document(doc_id or doc_id_from_path(path), decode_note(data, path, encoding))
+        raise InputError(source, f"binary file (NUL byte at byte {nul})")
+    return Document(doc_id, decode_note(data, source, encoding))
 
 
 @dataclass(frozen=True)

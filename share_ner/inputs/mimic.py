@@ -41,10 +41,11 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterable, Iterator, NamedTuple
+from typing import IO, Any, Callable, Iterable, Iterator, NamedTuple
 
 from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
+from share_ner.inputs.contract import BAD_ID_RE, FirstSeen, clean_id, id_problem, text_problem
 
 # MIMIC-III discharge summaries reach a few hundred kB; leave room for 5 MB+ notes.
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -56,9 +57,6 @@ SHOWN_CHARS = 200  # of a bad record, with show_text
 # Columns whose values are integers or dates in both layouts: checked when deciding whether a line starts a record.
 _INTEGER_COLUMNS = {"ROW_ID", "SUBJECT_ID", "HADM_ID", "CGID", "ISERROR", "NOTE_SEQ"}
 _DATE_COLUMNS = {"CHARTDATE", "CHARTTIME", "STORETIME"}
-# A note id is refused when it would break an output line: '||' separates ShARe pipe fields, and control
-# characters (tab, line breaks) split lines of every format.
-BAD_ID_RE = re.compile(r"\|\||[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -93,6 +91,8 @@ class CsvRecord(NamedTuple):
     fatal: bool = False
     offset: int = 0  # bytes of the (compressed) file read so far, for progress estimates
     byte: int = 0  # byte offset of the record's first line in the (uncompressed) CSV
+    claimed: bool = False  # the record holds its note id (a later record with that id is a duplicate)
+    source: str = ""  # the file, when the input is a table of several (a Parquet directory)
 
 
 def is_csv_path(path: str | Path) -> bool:
@@ -125,14 +125,19 @@ def _open_binary(path: Path) -> tuple[IO[bytes], IO[bytes]]:
         raw = open(path, "rb")
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    return _decompressed(raw, path), raw
+
+
+def _decompressed(raw: IO[bytes], source: str | Path) -> IO[bytes]:
+    """The bytes of ``raw`` (a file of a plain or gzipped CSV, at its start), decompressed when it is gzip."""
     magic = raw.read(2)
     raw.seek(0)
     if magic == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
-    if path.name.lower().endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if str(source).lower().endswith(".gz"):
         raw.close()
-        raise InputError(path, "not a gzip file (name ends with .gz but the data does not start like gzip)")
-    return raw, raw
+        raise InputError(source, "not a gzip file (name ends with .gz but the data does not start like gzip)")
+    return raw
 
 
 def _describe(exc: BaseException) -> str:
@@ -150,10 +155,11 @@ def _shown(text: str, show_text: bool) -> str:
 
 
 class _Lines:
-    """Physical lines of the CSV bytes, with line numbers and byte offsets, and one line of push-back."""
+    """Physical lines of the CSV bytes, with line numbers and byte offsets, and one line of push-back;
+    ``readline`` gives the next line with its line break (b"" at the end)."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.stream = stream
+    def __init__(self, readline: Callable[[], bytes]) -> None:
+        self.readline = readline
         self.number = 0  # of the last line returned
         self.byte = 0  # offset just after the last line returned
         self.back: bytes | None = None
@@ -162,7 +168,7 @@ class _Lines:
         if self.back is not None:
             line, self.back = self.back, None
         else:
-            line = self.stream.readline()
+            line = self.readline()
         self.number += 1
         self.byte += len(line)
         return line
@@ -186,7 +192,7 @@ def _csv_rows(text: str) -> list[list[str]]:
     return [[field.replace(_NUL_STAND_IN, "\x00") for field in row] for row in rows]
 
 
-def _header_fields(lines: _Lines, path: Path, encoding: str, show_text: bool) -> list[str]:
+def _header_fields(lines: _Lines, path: str | Path, encoding: str, show_text: bool) -> list[str]:
     try:
         data = lines.next()
         while data.count(b'"') % 2:
@@ -206,20 +212,29 @@ def _header_fields(lines: _Lines, path: Path, encoding: str, show_text: bool) ->
     return rows[0] if rows else []
 
 
-def _detect_layout(header: list[str], path: Path, show_text: bool = False) -> tuple[Layout, dict[str, int]]:
+def layout_of(columns: Iterable[str]) -> Layout | None:
+    """The MIMIC layout whose id column is among ``columns`` (case and surrounding spaces ignored), or None."""
+    upper = {name.strip().upper() for name in columns}
+    return next((layout for layout in (MIMIC_III, MIMIC_IV) if layout.id_column.upper() in upper), None)
+
+
+def _detect_layout(header: list[str], path: str | Path, show_text: bool = False,
+                   layout: Layout | None = None) -> tuple[Layout, dict[str, int]]:
+    """The layout of a header (``layout``: the one asked for, whose id and text columns must be there) and the
+    index of each of its columns found."""
     columns = {name.strip(): i for i, name in enumerate(header)}
     upper = {name.upper(): i for name, i in columns.items()}
     # The first line may be a note, not a header: it is described by its size, not shown, unless asked for.
     shown = f"{len(header)} fields" + _shown(",".join(header), show_text)
-    for layout in (MIMIC_III, MIMIC_IV):
-        if layout.id_column.upper() in upper:
-            break
-    else:
-        raise InputError(
-            path, f"not a MIMIC-III NOTEEVENTS or MIMIC-IV-Note export: no ROW_ID or note_id column in the first "
-                  f"line ({shown}); the file needs its header row", 1)
-    if layout.text_column.upper() not in upper:
-        raise InputError(path, f"{layout.name} export has no {layout.text_column} column; header has {shown}", 1)
+    if layout is None:
+        layout = layout_of(columns)
+        if layout is None:
+            raise InputError(
+                path, f"not a MIMIC-III NOTEEVENTS or MIMIC-IV-Note export: no ROW_ID or note_id column in the "
+                      f"first line ({shown}); the file needs its header row", 1)
+    for column in (layout.id_column, layout.text_column):
+        if column.upper() not in upper:
+            raise InputError(path, f"{layout.name} export has no {column} column; header has {shown}", 1)
     wanted = [layout.id_column, layout.text_column, layout.category_column] + (
         [layout.error_column] if layout.error_column else []
     )
@@ -259,38 +274,32 @@ def _safe_id(value: str) -> str:
     return value
 
 
-def read_header(path: str | Path, encoding: str = "utf-8", *, show_text: bool = False) -> Layout:
+def read_header(path: str | Path, encoding: str = "utf-8", *, show_text: bool = False,
+                layout: Layout | None = None) -> Layout:
     """Check that ``path`` is a readable note export and return its layout (an :class:`InputError` if not)."""
     path = Path(path)
     check_encoding(encoding, path)
     binary, raw = _open_binary(path)
     try:
-        header = _header_fields(_Lines(binary), path, encoding, show_text)
+        header = _header_fields(_Lines(binary.readline), path, encoding, show_text)
     finally:
         binary.close()
         raw.close()
-    return _detect_layout(header, path, show_text)[0]
+    return _detect_layout(header, path, show_text, layout)[0]
 
 
-def _first_bad_char(text: str) -> int | None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return exc.start
-    return None
+def header_fields(lines: Iterable[bytes], source: str, encoding: str = "utf-8", *, show_text: bool = False
+                  ) -> list[str]:
+    """The column names of an export given as its first lines (each with its line break)."""
+    check_encoding(encoding, source)
+    it = iter(lines)
+    return _header_fields(_Lines(lambda: next(it, b"")), source, encoding, show_text)
 
 
-def text_problem(text: str, column: str, encoding: str = "utf-8") -> str | None:
-    """Why a note's text field (decoded with ``surrogateescape``) cannot be tagged, or None: empty, undecodable
-    bytes, NUL bytes. The reason names the column and a character offset, never the text."""
-    if not text:
-        return f"{column} is empty"
-    bad = _first_bad_char(text)
-    if bad is not None:
-        return f"{column} is not valid {encoding} at character {bad}"
-    if "\x00" in text:
-        return f"{column} contains NUL bytes at character {text.index(chr(0))}"
-    return None
+def header_layout(header: list[str], source: str, *, show_text: bool = False, layout: Layout | None = None) -> Layout:
+    """The layout of an export with the columns ``header`` (``layout``: the columns asked for, checked to be
+    there), or the :class:`InputError` of :func:`read_header`."""
+    return _detect_layout(header, source, show_text, layout)[0]
 
 
 def iter_csv_notes(
@@ -301,6 +310,7 @@ def iter_csv_notes(
     encoding: str = "utf-8",
     show_text: bool = False,
     counts: Counter | None = None,
+    layout: Layout | None = None,
 ) -> Iterator[CsvRecord]:
     """Yield the notes of a MIMIC export one row at a time.
 
@@ -309,95 +319,122 @@ def iter_csv_notes(
     surrounding spaces ignored). Skipped rows yield nothing and are counted in
     ``counts`` (``"iserror"``, ``"category"``); blank lines are not rows.
     Malformed rows, empty and undecodable notes, note ids that would break an
-    output line and second copies of a note id yield a record with a ``reason``.
+    output line and second copies of a note id yield a record with a ``reason``
+    (the rules of :mod:`share_ner.inputs.contract`). ``layout``: the columns to
+    read, instead of those the header's layout names.
     """
     path = Path(path)
     check_encoding(encoding, path)
-    counts = Counter() if counts is None else counts
-    wanted = {c.strip().casefold() for c in categories} if categories else None
     binary, raw = _open_binary(path)
     with binary, raw:
-        lines = _Lines(binary)
-        header = _header_fields(lines, path, encoding, show_text)
-        layout, index = _detect_layout(header, path, show_text)
-        i_id, i_text = index[layout.id_column], index[layout.text_column]
-        i_cat = index.get(layout.category_column)
-        i_err = index.get(layout.error_column) if layout.error_column else None
-        start = _record_start(header, layout, i_id, i_text)
-        width = len(header)
-        seen: dict[str, int] = {}
-        row = 0
-        while True:
-            byte, line = lines.byte, lines.number + 1
-            cut: str | None = None
-            try:
-                data = lines.next()
-                if not data:
-                    return
-                if not data.strip():
-                    continue
-                quotes = data.count(b'"')
-                parts = [data]
-                while quotes % 2:
-                    more = lines.next()
-                    if not more:
-                        cut = f"line {line}: unterminated quote (the record runs to the end of the file)"
-                        break
-                    if start is not None and start.match(more):
-                        lines.push_back(more)
-                        cut = (f"line {line}: unterminated quote (the record runs into the next record, "
-                               f"line {lines.number + 1}); cut there")
-                        break
-                    parts.append(more)
-                    quotes += more.count(b'"')
-            except (EOFError, OSError, zlib.error) as exc:
-                yield CsvRecord(row + 1, line, "", None, f"{_describe(exc)} after row {row}; later rows are lost",
-                                True, byte=byte)
+        yield from _records(_Lines(binary.readline), path, raw.tell, categories=categories,
+                            include_errors=include_errors, encoding=encoding, show_text=show_text, counts=counts,
+                            layout=layout)
+
+
+def iter_csv_lines(lines: Iterable[bytes], source: str, **how: Any) -> Iterator[CsvRecord]:
+    """:func:`iter_csv_notes` of an export given as its lines, each with its line break (``share-ner spark``
+    reads a file's lines with Spark and parses them here); ``how``: :func:`iter_csv_notes`'s keywords."""
+    check_encoding(how.get("encoding", "utf-8"), source)
+    it = iter(lines)
+    yield from _records(_Lines(lambda: next(it, b"")), source, None, **how)
+
+
+def export_bytes(data: bytes, source: str) -> IO[bytes]:
+    """The CSV of an export given as the bytes of its file, plain or gzipped (``share-ner spark`` reads a file Spark
+    cannot decompress so, to read it as ``share-ner tag`` does): a binary file object of its lines."""
+    return _decompressed(io.BytesIO(data), source)
+
+
+def iter_csv_bytes(data: bytes, source: str, **how: Any) -> Iterator[CsvRecord]:
+    """:func:`iter_csv_notes` of an export given as the bytes of its file (:func:`export_bytes`)."""
+    check_encoding(how.get("encoding", "utf-8"), source)
+    yield from _records(_Lines(export_bytes(data, source).readline), source, None, **how)
+
+
+def _records(lines: _Lines, path: str | Path, tell: Callable[[], int] | None, *,
+             categories: Iterable[str] | None = None, include_errors: bool = False, encoding: str = "utf-8",
+             show_text: bool = False, counts: Counter | None = None, layout: Layout | None = None
+             ) -> Iterator[CsvRecord]:
+    counts = Counter() if counts is None else counts
+    wanted = {c.strip().casefold() for c in categories} if categories else None
+    header = _header_fields(lines, path, encoding, show_text)
+    layout, index = _detect_layout(header, path, show_text, layout)
+    i_id, i_text = index[layout.id_column], index[layout.text_column]
+    i_cat = index.get(layout.category_column)
+    i_err = index.get(layout.error_column) if layout.error_column else None
+    start = _record_start(header, layout, i_id, i_text)
+    width = len(header)
+    seen = FirstSeen()
+    row = 0
+    while True:
+        byte, line = lines.byte, lines.number + 1
+        cut: str | None = None
+        try:
+            data = lines.next()
+            if not data:
                 return
-            row += 1
-            text = b"".join(parts).decode(encoding, "surrogateescape")
-            if cut is not None:
-                m = start.match(parts[0]) if start is not None else None
-                found = m.groupdict().get("id") if m else None
-                note_id = _safe_id(found.decode(encoding, "surrogateescape")) if found else ""
-                yield CsvRecord(row, line, note_id, None, cut + _shown(text, show_text), byte=byte)
+            if not data.strip():
                 continue
-            try:
-                rows = _csv_rows(text)
-            except csv.Error as exc:
-                yield CsvRecord(row, line, "", None, f"line {line}: malformed CSV ({exc}){_shown(text, show_text)}",
-                                byte=byte)
-                continue
-            fields = rows[0] if len(rows) == 1 else []
-            if len(rows) != 1 or len(fields) != width:
-                got = f"{len(fields)} fields" if len(rows) == 1 else f"{len(rows)} records on one line"
-                note_id = _safe_id(fields[i_id]) if len(fields) > i_id else ""
-                yield CsvRecord(row, line, note_id, None, f"line {line}: {got}, expected {width}"
-                                + _shown(text, show_text), byte=byte)
-                continue
-            raw_id = fields[i_id].strip()
-            if i_err is not None and not include_errors and fields[i_err].strip() == "1":
-                counts["iserror"] += 1
-                continue
-            if wanted is not None and (i_cat is None or fields[i_cat].strip().casefold() not in wanted):
-                counts["category"] += 1
-                continue
-            if not raw_id:
-                yield CsvRecord(row, line, "", None, f"line {line}: empty {layout.id_column}", byte=byte)
-                continue
-            if BAD_ID_RE.search(raw_id):
-                yield CsvRecord(row, line, "", None, f"line {line}: {layout.id_column} contains '||' or a control "
-                                "character (it would break the output lines)" + _shown(raw_id, show_text), byte=byte)
-                continue
-            note_id = raw_id
-            if note_id in seen:
-                yield CsvRecord(row, line, note_id, None, f"line {line}: duplicate note id (first at row "
-                                f"{seen[note_id]})", byte=byte)
-                continue
-            seen[note_id] = row
-            note = fields[i_text]
-            problem = text_problem(note, layout.text_column, encoding)
-            if problem is not None:
-                yield CsvRecord(row, line, note_id, None, problem, byte=byte)
-                continue
-            yield CsvRecord(row, line, note_id, Document(note_id, note), None, offset=raw.tell(), byte=byte)
+            quotes = data.count(b'"')
+            parts = [data]
+            while quotes % 2:
+                more = lines.next()
+                if not more:
+                    cut = f"line {line}: unterminated quote (the record runs to the end of the file)"
+                    break
+                if start is not None and start.match(more):
+                    lines.push_back(more)
+                    cut = (f"line {line}: unterminated quote (the record runs into the next record, "
+                           f"line {lines.number + 1}); cut there")
+                    break
+                parts.append(more)
+                quotes += more.count(b'"')
+        except (EOFError, OSError, zlib.error) as exc:
+            yield CsvRecord(row + 1, line, "", None, f"{_describe(exc)} after row {row}; later rows are lost",
+                            True, byte=byte)
+            return
+        row += 1
+        text = b"".join(parts).decode(encoding, "surrogateescape")
+        if cut is not None:
+            m = start.match(parts[0]) if start is not None else None
+            found = m.groupdict().get("id") if m else None
+            note_id = _safe_id(found.decode(encoding, "surrogateescape")) if found else ""
+            yield CsvRecord(row, line, note_id, None, cut + _shown(text, show_text), byte=byte)
+            continue
+        try:
+            rows = _csv_rows(text)
+        except csv.Error as exc:
+            yield CsvRecord(row, line, "", None, f"line {line}: malformed CSV ({exc}){_shown(text, show_text)}",
+                            byte=byte)
+            continue
+        fields = rows[0] if len(rows) == 1 else []
+        if len(rows) != 1 or len(fields) != width:
+            got = f"{len(fields)} fields" if len(rows) == 1 else f"{len(rows)} records on one line"
+            note_id = _safe_id(fields[i_id]) if len(fields) > i_id else ""
+            yield CsvRecord(row, line, note_id, None, f"line {line}: {got}, expected {width}"
+                            + _shown(text, show_text), byte=byte)
+            continue
+        if i_err is not None and not include_errors and fields[i_err].strip() == "1":
+            counts["iserror"] += 1
+            continue
+        if wanted is not None and (i_cat is None or fields[i_cat].strip().casefold() not in wanted):
+            counts["category"] += 1
+            continue
+        note_id = clean_id(fields[i_id])
+        problem = id_problem(note_id, layout.id_column)
+        if problem is not None:
+            yield CsvRecord(row, line, "", None, f"line {line}: {problem}"
+                            + (_shown(note_id, show_text) if note_id else ""), byte=byte)
+            continue
+        duplicate = seen.claim(note_id, row)
+        if duplicate is not None:
+            yield CsvRecord(row, line, note_id, None, f"line {line}: {duplicate}", byte=byte)
+            continue
+        note = fields[i_text]
+        problem = text_problem(note, layout.text_column, encoding)
+        if problem is not None:
+            yield CsvRecord(row, line, note_id, None, problem, byte=byte, claimed=True)
+            continue
+        yield CsvRecord(row, line, note_id, Document(note_id, note), None, offset=tell() if tell else 0, byte=byte,
+                        claimed=True)
