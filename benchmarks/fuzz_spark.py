@@ -1,7 +1,7 @@
 """Fuzzing ``share-ner spark``: hostile inputs against what ``share-ner tag`` makes of them, corrupted Parquet, CSV and
 gzip exports, Python workers and JVMs killed, Ctrl-C and SIGTERM, a full disk, runs into one output at once.
 
-The cases on inputs run ``share_ner.spark_job.run_spark`` in one local Spark session (``local[2]``) and compare
+The cases on inputs run ``share_ner.spark.job.run_spark`` in one local Spark session (``local[2]``) and compare
 with ``share-ner tag`` on the same bytes (its Python reader, in process): the same notes, mentions, rejects and
 counts, or at least every note ``tag`` tagged either tagged or named in a reject. The cases on processes run the
 command line as a user does, each in a session of its own, and a run that stops is run again to the output of a
@@ -50,7 +50,7 @@ from hostile_inputs import (  # noqa: E402
 RESULTS = RESULTS_DIR / "fuzz_spark.md"
 FIRST_CASE = len(fuzz.CASES)  # the cases below are registered after fuzz.py's own
 POISON = "QZX-POISON-PILL"
-DAEMON = " -m share_ner.spark_daemon "  # in the command line of Spark's Python daemon and workers (not the JVM's)
+DAEMON = " -m share_ner.spark.daemon "  # in the command line of Spark's Python daemon and workers (not the JVM's)
 
 
 @dataclass
@@ -401,7 +401,7 @@ def concurrent(fz: SparkFuzz) -> fuzz.Outcome:
 def setup(tmp: Path, source: Path, jobs: int) -> SparkFuzz:
     from share_ner.batch.annotate import load_annotator
     from share_ner.default_model.build import default_model_dir
-    from share_ner.spark_job import start_session
+    from share_ner.spark.job import start_session
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(source.glob("*.txt"))[:60]]
     model = Path(default_model_dir())

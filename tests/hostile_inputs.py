@@ -223,7 +223,7 @@ def spark_outcome(spark: Any, path: Path, out: Path, **how: Any) -> tuple[dict, 
     import pyarrow.dataset as ds
 
     from share_ner.formats.parquet import read_parquet
-    from share_ner.spark_job import SparkOptions, run_spark
+    from share_ner.spark.job import SparkOptions, run_spark
 
     run_spark(SparkOptions(str(path), str(out), model=how.pop("model", None)), spark, **how)
     mentions = {k: sorted((m.spans, m.cui) for m in v) for k, v in read_parquet(out / "mentions").items()}

@@ -1,4 +1,4 @@
-"""The optional sentence-embedding similarity of the normalizer's tf-idf step (share_ner.dense).
+"""The optional sentence-embedding similarity of the normalizer's tf-idf step (share_ner.linking.dense).
 
 Most tests use a toy encoder whose vectors say which words mean the same; the real model (the ``dense`` extra)
 is exercised only where it is installed.
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import share_ner.dense as dense
 import share_ner.linking.candidates as candidates_mod
+import share_ner.linking.dense as dense
 import share_ner.linking.normalizer as normalizer_mod
 from share_ner.cli import main
 from share_ner.document import Document, Mention

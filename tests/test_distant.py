@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from share_ner.distant import DistantConfig, cui_matcher, lexicon_labels, relabel
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
+from share_ner.training.distant import DistantConfig, cui_matcher, lexicon_labels, relabel
 
 ENTRIES = [
     LexiconEntry("C0008031", "Chest pain", "HPO"),
@@ -73,7 +73,7 @@ def test_cli_empty_dir_or_no_match_is_one_line_exit_2(tmp_path: Path, capsys, co
 
 
 def test_cli_distant_config_sets_the_distant_settings(tmp_path: Path, capsys, monkeypatch) -> None:
-    import share_ner.distant as distant
+    import share_ner.training.distant as distant
     from share_ner.cli import main
     from share_ner.lexicons.lexicon import write_lexicon
 
@@ -107,13 +107,13 @@ def test_cli_distant_config_sets_the_distant_settings(tmp_path: Path, capsys, mo
 
 
 def test_distant_training_learns_from_lexicon_labels(tmp_path: Path, lexicon: Lexicon) -> None:
-    from share_ner.distant import train_distant
     from share_ner.pipeline import Pipeline
+    from share_ner.training.distant import train_distant
 
     notes = {f"n{i}": Document(f"n{i}", f"Patient reports chest pain and dyspnea since day {i}.\nVitals stable.\n")
              for i in range(8)}
-    from share_ner.distant import confident_mentions
     from share_ner.tagging.config import TaggerConfig
+    from share_ner.training.distant import confident_mentions
 
     messages: list[str] = []
     model = train_distant(notes, lexicon, tmp_path / "model", TaggerConfig(algorithm="lbfgs"),
@@ -157,7 +157,7 @@ def test_coordinated_modifiers_share_the_head_of_a_match() -> None:
 
 
 def test_labelling_terms_add_the_project_lists(lexicon: Lexicon) -> None:
-    from share_ner.distant import labelling_terms
+    from share_ner.training.distant import labelling_terms
 
     only = labelling_terms(lexicon, DistantConfig(project_lists=False, icd_names=False))
     assert only == [(e.name, e.cui) for e in ENTRIES]
@@ -166,7 +166,7 @@ def test_labelling_terms_add_the_project_lists(lexicon: Lexicon) -> None:
 
 
 def test_labelling_terms_add_icd10cm_names_the_others_lack(lexicon: Lexicon) -> None:
-    from share_ner.distant import labelling_matcher, labelling_terms
+    from share_ner.training.distant import labelling_matcher, labelling_terms
 
     without = labelling_terms(lexicon, DistantConfig(icd_names=False))
     terms = labelling_terms(lexicon)
@@ -182,8 +182,8 @@ def test_labelling_terms_add_icd10cm_names_the_others_lack(lexicon: Lexicon) -> 
 
 
 def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
-    from share_ner.distant import labelling_terms
     from share_ner.lexicons import hpo_lexicon
+    from share_ner.training.distant import labelling_terms
 
     hpo = hpo_lexicon(all_branches=True)
     everything = {e.name for e in hpo.entries}
@@ -193,7 +193,7 @@ def test_hpo_labelling_terms_are_phenotypic_abnormalities_only() -> None:
 
 
 def test_the_model_lexicon_adds_the_project_list_names_with_a_cui(lexicon: Lexicon) -> None:
-    from share_ner.distant import model_lexicon
+    from share_ner.training.distant import model_lexicon
 
     assert model_lexicon(lexicon, DistantConfig(lists_in_lexicon=False)) is lexicon
     combined = model_lexicon(lexicon)
@@ -204,9 +204,9 @@ def test_the_model_lexicon_adds_the_project_list_names_with_a_cui(lexicon: Lexic
 
 
 def test_term_features_match_the_label_names_and_the_normalizer_keeps_the_cuis(tmp_path: Path) -> None:
-    from share_ner.distant import label_lexicon, model_lexicon, train_distant
     from share_ner.pipeline import Pipeline
     from share_ner.tagging.config import TaggerConfig
+    from share_ner.training.distant import label_lexicon, model_lexicon, train_distant
 
     lex = Lexicon.from_entries(ENTRIES, "fixture")
     # the fixture lexicon is not HPO, so every name labels; the project's CUI-less list names join (JVD)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from share_ner.distant import DistantConfig, labelling_matcher, labelling_terms, lexicon_labels, model_lexicon
 from share_ner.document import Document
 from share_ner.lexicons.lexicon import Lexicon, LexiconEntry
 from share_ner.lexicons.variants import derived_entries, derived_name, with_derived_names
+from share_ner.training.distant import DistantConfig, labelling_matcher, labelling_terms, lexicon_labels, model_lexicon
 
 
 @pytest.mark.parametrize("noun, adjective", [

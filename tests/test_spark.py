@@ -33,7 +33,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from share_ner.formats.parquet import read_parquet  # noqa: E402
-from share_ner.spark_job import SparkOptions, check_java, run_spark  # noqa: E402
+from share_ner.spark.job import SparkOptions, check_java, run_spark  # noqa: E402
 
 TAGGER_FIXTURES = Path(__file__).parent / "fixtures" / "tagger"
 
@@ -47,7 +47,7 @@ def spark():
     except ShareNerError:
         pytest.skip("no Java runtime for Spark")
 
-    from share_ner.spark_job import start_session
+    from share_ner.spark.job import start_session
 
     session = start_session("local[2]", app="share-ner-tests")
     session.sparkContext.setLogLevel("ERROR")
@@ -98,11 +98,11 @@ def test_spark_equals_tag_on_200_mimic3_notes(spark, model_dir: Path, tmp_path: 
     assert written["skipped_iserror"] == 1  # counted, as share-ner tag counts it
     assert 1 <= len(written["workers"]) <= 2
     assert all(w["process_cpu_seconds"] >= w["cpu_seconds"] > 0 for w in written["workers"].values())
-    # the session's Python daemon (share_ner.spark_daemon) loaded the model; the workers forked from it did not
-    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "share_ner.spark_daemon"
+    # the session's Python daemon (share_ner.spark.daemon) loaded the model; the workers forked from it did not
+    assert spark.sparkContext.getConf().get("spark.python.daemon.module") == "share_ner.spark.daemon"
     assert all(w["load_seconds"] == 0 and w["preload_seconds"] > 0 for w in written["workers"].values())
     assert all(0 < w["private_kb"] <= w["rss_kb"] for w in written["workers"].values())
-    from share_ner.spark_daemon import PRELOAD_ENV
+    from share_ner.spark.daemon import PRELOAD_ENV
 
     assert PRELOAD_ENV not in spark.sparkContext.environment  # the session's environment left as it was
     # the mention text column is the spans' words, as in the JSON Lines
@@ -228,9 +228,9 @@ def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) ->
 
 def test_daemon_preload_loads_the_named_model_or_falls_back(model_dir: Path, tmp_path: Path, monkeypatch,
                                                           capsys) -> None:
-    from share_ner import spark as share_spark
-    from share_ner import spark_daemon
-    from share_ner.spark_daemon import preload
+    from share_ner.spark import daemon as spark_daemon
+    from share_ner.spark import dataframe as share_spark
+    from share_ner.spark.daemon import preload
 
     monkeypatch.setattr(share_spark, "_MODELS", {})
     monkeypatch.setattr(spark_daemon, "PRELOADED", {})

@@ -30,7 +30,7 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
 from share_ner.formats.parquet import read_parquet  # noqa: E402
-from share_ner.spark_job import check_java  # noqa: E402
+from share_ner.spark.job import check_java  # noqa: E402
 
 TAGGER_TEXT = Path(__file__).parent / "fixtures" / "tagger" / "text"
 
@@ -150,7 +150,7 @@ def test_a_killed_jvm_is_one_line_naming_the_log(small_model: Path, tmp_path: Pa
     table = note_table(tmp_path / "notes", files=2, notes=40)
     proc = share_ner("spark", str(table), "--out", str(tmp_path / "out"), "--model", str(small_model),
                      "--master", "local[2]", "--quiet")
-    wait_for_process(proc.pid, "-m share_ner.spark_daemon")  # a job is running: the JVM started its Python
+    wait_for_process(proc.pid, "-m share_ner.spark.daemon")  # a job is running: the JVM started its Python
     jvm = next(pid for pid, command in descendants(proc.pid) if command.split(" ", 1)[0].endswith("/java"))
     os.kill(jvm, signal.SIGKILL)
     code, lines = finish(proc)

@@ -1,4 +1,4 @@
-"""``share-ner spark``: tag a table of notes on Apache Spark; the work is done by :mod:`share_ner.spark_job`."""
+"""``share-ner spark``: tag a table of notes on Apache Spark; the work is done by :mod:`share_ner.spark.job`."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def spark_setting(text: str) -> tuple[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from share_ner.spark_job import SparkFailure, SparkOptions, run_spark
+        from share_ner.spark.job import SparkFailure, SparkOptions, run_spark
     except ImportError:
         raise ShareNerError("share-ner spark needs PySpark: pip install 'share-ner[spark]'") from None
     opt = SparkOptions(input=args.input, out=args.out, master=args.master, input_format=args.input_format,

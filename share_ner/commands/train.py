@@ -22,13 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--text", type=Path, help="training notes: a directory of .txt files (or one file)")
     p.add_argument("--gold", type=Path, help="training gold: a directory of .pipe.txt files (or one pipe file)")
     p.add_argument("--distant", type=Path, metavar="NOTES",
-                   help="unannotated notes (.txt) labelled by --lexicon and self-training (share_ner.distant); "
+                   help="unannotated notes (.txt) labelled by --lexicon and self-training (share_ner.training.distant); "
                         "with --text/--gold too, the gold notes outweigh them")
     p.add_argument("--distant-limit", type=int, metavar="N", help="--distant: use the first N notes by id")
     p.add_argument("--self-train-rounds", type=int, default=None, metavar="N",
                    help="--distant: rounds of tagging the notes and keeping confident mentions (default 1; 0: none)")
     p.add_argument("--distant-config", type=Path, metavar="FILE",
-                   help="--distant: JSON file of distant settings (share_ner.distant.DistantConfig keys, e.g. "
+                   help="--distant: JSON file of distant settings (share_ner.training.distant.DistantConfig keys, e.g. "
                         '{"min_confidence": 0.8, "icd_names": false}); --self-train-rounds overrides its rounds')
     p.add_argument("--model", required=True, type=Path, help="the model directory to write")
     p.add_argument("--dev-text", type=Path, help="dev notes, scored after training")
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                    normalizer_config=NormalizerConfig(dense=args.dense), normalizer_abbreviations=site,
                    clusters_source=None if args.clusters is None else str(args.clusters))
     if args.distant is not None:
-        from share_ner.distant import DistantConfig, load_distant_config, train_distant
+        from share_ner.training.distant import DistantConfig, load_distant_config, train_distant
 
         distant_config = load_distant_config(args.distant_config) if args.distant_config else DistantConfig()
         if args.self_train_rounds is not None:

@@ -40,7 +40,6 @@ from share_ner.default_model.diseases import HPOA_FILE
 from share_ner.default_model.markup import SHARE_DIR
 from share_ner.default_model.synthetic import SynthConfig, training_data
 from share_ner.default_model.terms import SYNTH_DIR
-from share_ner.distant import label_lexicon
 from share_ner.document import Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.config import FeatureConfig
@@ -54,6 +53,7 @@ from share_ner.model import FILES
 from share_ner.placeholders import PLACEHOLDERS_PATH
 from share_ner.tagging.config import TaggerConfig
 from share_ner.training import train_model
+from share_ner.training.distant import label_lexicon
 
 # Chosen on chia/dev and ncbi_disease/dev (never on a test split); see benchmarks/results/default_model.md.
 DEFAULT_SYNTH = SynthConfig(n_docs=300, eligibility_share=0.8, project_share=0.8, filler_share=0.4, seed=13,
@@ -136,8 +136,8 @@ def _hash_files(h: Any, paths: list[Path]) -> None:
 # composes the default's lexicons).
 _TRAINING_MODULES = ("default_model/build", "default_model/synthetic", "default_model/release", "default_model/markup",
                      "default_model/terms",
-                     "default_model/diseases", "default_model/icd10cm", "distant",
-                     "tagging/*", "model", "training", "text", "token_rules", "document", "linking/*", "placeholders")
+                     "default_model/diseases", "default_model/icd10cm", "training/*",
+                     "tagging/*", "model", "text", "token_rules", "document", "linking/*", "placeholders")
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,5 +1,5 @@
 """The ICD-10-CM disorder names (``data/synth/icd10cm.tsv``) of the default model's term features and of the
-distant labels (``share_ner.distant``).
+distant labels (``share_ner.training.distant``).
 
 ICD-10-CM, the US clinical modification of ICD-10, published for free use by the CDC's National Center for
 Health Statistics, names the common disorders of clinical notes that HPO's phenotypes leave out ("mumps",

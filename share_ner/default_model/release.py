@@ -10,7 +10,7 @@ themselves are not packaged, only the model trained on them:
 
 1. the seed model is trained on the project's synthetic data alone (:func:`share_ner.default_model.build.train_default`:
    the hand-annotated notes and the template documents);
-2. the last :attr:`NotesConfig.count` notes by id are labelled by lexicon matching (:mod:`share_ner.distant`:
+2. the last :attr:`NotesConfig.count` notes by id are labelled by lexicon matching (:mod:`share_ner.training.distant`:
    HPO's phenotypic abnormalities, the project's lists, ICD-10-CM's short disorder names and the derived
    adjectives of one-word names, with the body sites and disorder adjectives before a match joined), and the seed model's confident mentions (every token's marginal
    at least :attr:`NotesConfig.min_confidence`) replace the labels they overlap: self-training, so that the
@@ -49,7 +49,6 @@ from share_ner.default_model.build import (
     train_default,
 )
 from share_ner.default_model.synthetic import SynthConfig, recase_docs, training_data
-from share_ner.distant import DistantConfig, confident_mentions, label_notes, relabel, repeated
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.inputs.files import read_notes
@@ -57,6 +56,7 @@ from share_ner.io import atomic_write_text
 from share_ner.lexicons import default_lexicon
 from share_ner.pipeline import Pipeline
 from share_ner.text import split_sentences
+from share_ner.training.distant import DistantConfig, confident_mentions, label_notes, relabel, repeated
 
 # The files of a model directory that a rebuild must reproduce byte for byte (config.json also records the
 # training's wall time and memory).

@@ -277,7 +277,7 @@ class SynthConfig:
             noun's CUI, and the distant labels of the packaged model's notes.
         label_features: the model's term features match the names distant labels are matched with (HPO's
             phenotypic abnormalities and the project's lists, CUI-less ones included:
-            :func:`share_ner.distant.label_lexicon`) instead of the whole lexicon; the normalizer keeps the lexicon.
+            :func:`share_ner.training.distant.label_lexicon`) instead of the whole lexicon; the normalizer keeps the lexicon.
         seed: random seed; the same settings always give the same documents.
 
     Changing the case keeps every offset (:func:`same_length_upper`), so the gold spans stay valid.

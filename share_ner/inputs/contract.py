@@ -1,6 +1,6 @@
 """The input contract: which records of an input are notes, what their ids are, and why any other one is rejected.
 
-``share-ner tag`` (:mod:`share_ner.batch.runner`) and ``share-ner spark`` (:mod:`share_ner.spark_inputs`) read
+``share-ner tag`` (:mod:`share_ner.batch.runner`) and ``share-ner spark`` (:mod:`share_ner.spark.inputs`) read
 MIMIC CSV exports, Parquet tables and directories of note files through these rules, so that for the same input
 they give the same notes, the same ids, the same rejects with the same reasons and the same counts:
 

@@ -14,15 +14,15 @@ from typing import Sequence
 import numpy as np
 from rapidfuzz import fuzz
 
-from share_ner.dense import encoder as dense_encoder
-from share_ner.dense import name_vectors as dense_name_vectors
-from share_ner.dense import nearest
 from share_ner.document import CUI_LESS
 from share_ner.features.stopwords import NAME_JOINERS
 from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex, compile_index, fill_memo
 from share_ner.lexicons.keys import soft_normalize, stem
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.config import Decision, NormalizerConfig
+from share_ner.linking.dense import encoder as dense_encoder
+from share_ner.linking.dense import name_vectors as dense_name_vectors
+from share_ner.linking.dense import nearest
 
 # "breast and ovarian", "breast, ovarian, and colon", "breast and/or ovarian"
 COORDINATION = re.compile(r"\s*,\s*(?:and|or)\s+|\s*,\s*|\s+and/or\s+|\s+and\s+|\s+or\s+", re.IGNORECASE)

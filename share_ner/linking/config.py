@@ -45,7 +45,7 @@ class NormalizerConfig:
     thesaurus: bool = True  # the other names of an HPO term named like the mention join its tf-idf queries
     thesaurus_weight: float = 0.9  # ... and their candidates' scores are multiplied by this
     negation_guard: bool = True  # tf-idf passes over a candidate with a negation word ("non") the query lacks
-    dense: bool = False  # step 7 also compares sentence embeddings (share_ner.dense; the optional `dense` extra)
+    dense: bool = False  # step 7 also compares sentence embeddings (share_ner.linking.dense; the optional `dense` extra)
     dense_weight: float = 0.35  # ... score = (1 - d) * score + d * embedding cosine
     dense_top_k: int = 10  # ... and the names nearest by embedding join the candidates
     folds: int = 5  # cross-validation folds for fitting the threshold

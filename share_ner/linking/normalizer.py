@@ -37,7 +37,7 @@ them in this order):
    candidates weighted by ``thesaurus_weight`` (``thesaurus``; off when the
    lexicon holds HPO's names itself); optionally (``dense``, off by default)
    the names nearest by sentence embedding join the candidates and the
-   embedding cosine is mixed into every score (:mod:`share_ner.dense`); the
+   embedding cosine is mixed into every score (:mod:`share_ner.linking.dense`); the
    search, scores and bounds are :class:`~share_ner.linking.candidates.CandidateSearch`'s;
 8. ``threshold`` — a step-7 decision scoring under a threshold becomes
    ``CUI-less``; the threshold is fitted on the training notes by
@@ -64,7 +64,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from share_ner.dense import require as require_dense
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import ShareNerError
 from share_ner.features.abbreviations import find_definitions
@@ -80,6 +79,7 @@ from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.candidates import COORDINATION, CandidateSearch, labels_of
 from share_ner.linking.config import Decision, NormalizerConfig
 from share_ner.linking.context import NoteContexts, word_counts
+from share_ner.linking.dense import require as require_dense
 from share_ner.linking.fitting import fit_cv, merged_rewrites
 from share_ner.linking.store import SavedNormalizer, read_normalizer, write_normalizer
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from share_ner.dense import vectors_cache_path
 from share_ner.errors import ShareNerError
 from share_ner.io import file_sha256
 from share_ner.lexicons.abbreviations import load_abbreviations, write_abbreviations
@@ -24,6 +23,7 @@ from share_ner.lexicons.loader import load_lexicon
 from share_ner.linking.candidates import FEATURES, CandidateSearch
 from share_ner.linking.config import NormalizerConfig
 from share_ner.linking.context import NoteContexts
+from share_ner.linking.dense import vectors_cache_path
 from share_ner.model import NORMALIZER_FILES, ModelError
 
 FORMAT_VERSION = 1

@@ -195,7 +195,7 @@ def label_reliability(terms: Iterable[str], hits: Mapping[str, list[tuple[str, b
     return out
 
 
-# A note repeated to weigh more in training is given the id "<id>~<n>" (share_ner.distant).
+# A note repeated to weigh more in training is given the id "<id>~<n>" (share_ner.training.distant).
 COPY_SEP = "~"
 
 

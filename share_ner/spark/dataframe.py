@@ -1,26 +1,5 @@
-"""share-ner on Apache Spark: annotate a DataFrame of notes, one output row per mention.
-
-    >>> from share_ner.spark import annotate                        # doctest: +SKIP
-    >>> notes = spark.read.parquet("s3://lake/notes")               # doctest: +SKIP
-    >>> mentions, rejects = annotate(notes, model="/dbfs/models/m", rejects=True)  # doctest: +SKIP
-
-The work per partition is :func:`share_ner.batch.annotate_notes`, the function ``share-ner tag`` maps over its
-batches, so both give the same mentions. It runs in ``mapInPandas``, over records already checked under the input
-contract (:mod:`share_ner.spark_inputs`: a note, or the reason of a reject). Under :mod:`share_ner.spark_daemon`
-(the sessions share-ner starts use it) each executor's Python daemon loads the model once and forks the workers
-from it; otherwise each Python worker loads it at its first task. Either way a worker keeps it (a module-level
-cache keyed by the model) for every later task, never loading it once per row. The model is read from a path
-every executor can read, or shipped with the job (``ship_model=True``: a zip archive, ``SparkContext.addArchive``).
-
-Output columns are those of :mod:`share_ner.formats.parquet` (``note_id``, ``mention``, ``spans``, ``text``,
-``cui`` and the attribute columns). A note that cannot be tagged (a bad id, empty, undecodable, or the annotator
-raised) becomes a reject row (``note_id``, ``reason``, ``source``, ``row``; never the text) and the task goes on.
-:func:`annotate_counted` returns the mentions alone and gathers the counts and rejects into an accumulator, so
-that the one action writing the mentions is the only pass over the notes; :func:`annotate_records` is the same
-over records (what ``share-ner spark`` runs), with ``guarded=True`` annotating each batch in a child process, so
-that a note that crashes the process is rejected alone.
-
-PySpark, pyarrow and pandas come with the ``spark`` extra and are imported only here.
+"""Annotating a DataFrame of notes on Spark (:func:`annotate`), and the per-partition work behind it and
+``share-ner spark``; see :mod:`share_ner.spark`.
 """
 
 from __future__ import annotations
@@ -38,7 +17,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from share_ner import spark_daemon
+import share_ner.spark.daemon as spark_daemon
 from share_ner.batch.annotate import NoteResult, annotate_notes, count_tokens, load_annotator
 from share_ner.batch.processes import settle_heap
 from share_ner.batch.workers import Death, WorkerPool
@@ -46,8 +25,8 @@ from share_ner.default_model.build import default_model_dir
 from share_ner.document import ATTRIBUTE_NAMES, Document
 from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import BASE_COLUMNS, mention_rows
-from share_ner.spark_daemon import PRELOAD_ENV
-from share_ner.spark_inputs import RECORD_COLUMNS, api_records
+from share_ner.spark.daemon import PRELOAD_ENV
+from share_ner.spark.inputs import RECORD_COLUMNS, api_records
 
 # Notes handed to the annotator at once, as share-ner tag's default batches (its --batch-notes / --batch-chars).
 BATCH_NOTES = 16
@@ -127,7 +106,7 @@ def _load_shipped(name: str) -> Any:
 
 def _annotated(batches: Iterator[Any], *, annotator: Any, attributes: bool,
                guarded: bool = False) -> Iterator[list[dict[str, Any]]]:
-    """The output rows of each batch of records (:data:`share_ner.spark_inputs.RECORD_SCHEMA`): ``mention``,
+    """The output rows of each batch of records (:data:`share_ner.spark.inputs.RECORD_SCHEMA`): ``mention``,
     ``reject`` and ``note`` rows (a ``kind`` key each). ``guarded``: each batch of notes is annotated in a child
     process (:func:`_isolated`), so that a note that crashes its process is rejected alone."""
     pool = _child_pool(annotator) if guarded else None
@@ -264,7 +243,7 @@ class Tally:
         return self.empty()
 
     def addInPlace(self, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:  # noqa: N802 - pyspark's name
-        """Add ``b``, which may hold some of the keys only (the readers of :mod:`share_ner.spark_inputs` add their
+        """Add ``b``, which may hold some of the keys only (the readers of :mod:`share_ner.spark.inputs` add their
         counts)."""
         for name in Tally.COUNTS:
             a[name] += b.get(name, 0)
@@ -406,7 +385,7 @@ def annotate_counted(df: Any, tally: Any, text_col: str = "text", id_col: str = 
 def annotate_records(records: Any, tally: Any, model: Any = None, *, attributes: bool = True,
                      ship_model: bool = False, guarded: bool = False) -> Any:
     """:func:`annotate_counted` of records already checked under the input contract
-    (:data:`share_ner.spark_inputs.RECORD_SCHEMA`, as :mod:`share_ner.spark_job` reads them); ``guarded``:
+    (:data:`share_ner.spark.inputs.RECORD_SCHEMA`, as :mod:`share_ner.spark.job` reads them); ``guarded``:
     annotate each batch in a child process of the Python worker, so that a note that crashes it is rejected
     alone (a chunk is run so once one of its workers has crashed)."""
     schema = mention_schema(attributes)
@@ -418,7 +397,7 @@ def annotate_records(records: Any, tally: Any, model: Any = None, *, attributes:
 def _map(records: Any, body: functools.partial, schema: Any, preload: str | None) -> Any:
     """``mapInPandas(body)`` over the records. The function handed to Spark carries the session's Python
     environment with :data:`PRELOAD_ENV` naming the model and its directory ``preload`` (None: none), so that a
-    Python daemon started for it (``spark.python.daemon.module=share_ner.spark_daemon``) loads the model before
+    Python daemon started for it (``spark.python.daemon.module=share_ner.spark.daemon``) loads the model before
     forking the workers; the session's environment is left as it was (the variable is part of the key Spark
     keeps its daemons under)."""
     environment = records.sparkSession.sparkContext.environment

@@ -1,4 +1,4 @@
-"""PySpark's Python daemon with the model loaded first: ``spark.python.daemon.module=share_ner.spark_daemon``.
+"""PySpark's Python daemon with the model loaded first: ``spark.python.daemon.module=share_ner.spark.daemon``.
 
 Spark starts one Python daemon per executor (``python -m <daemon module> <worker module>``) and forks every Python
 worker from it. Run as that module, this loads the model the job names in the ``SHARE_NER_SPARK_PRELOAD``
@@ -65,7 +65,7 @@ def preload(spec: str | None) -> str | None:
 def main() -> None:
     # Run as ``python -m``, this module is __main__; registered under its own name too, so that share_ner.spark in
     # the forked workers finds PRELOADED here rather than in a second, empty copy of the module.
-    sys.modules.setdefault(__spec__.name if __spec__ else "share_ner.spark_daemon", sys.modules[__name__])
+    sys.modules.setdefault(__spec__.name if __spec__ else "share_ner.spark.daemon", sys.modules[__name__])
     preload(os.environ.get(PRELOAD_ENV))
     from pyspark import daemon
 

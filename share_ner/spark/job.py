@@ -37,8 +37,15 @@ from share_ner.batch.runner import RunSummary
 from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import require_pyarrow
 from share_ner.inputs.mimic import is_csv_path
-from share_ner.spark import Tally, add_workers, annotate_records, mention_schema, model_error_line, require_spark
-from share_ner.spark_inputs import (
+from share_ner.spark.dataframe import (
+    Tally,
+    add_workers,
+    annotate_records,
+    mention_schema,
+    model_error_line,
+    require_spark,
+)
+from share_ner.spark.inputs import (
     InputFile,
     InputPlan,
     chunk_records,
@@ -83,8 +90,8 @@ class SparkOptions:
 
 
 # Settings of the sessions share-ner starts, unless the caller's conf or spark-submit's --conf set them: the
-# Python daemon that loads the model once and forks the workers from it (share_ner.spark_daemon).
-DEFAULT_CONF = {"spark.python.daemon.module": "share_ner.spark_daemon"}
+# Python daemon that loads the model once and forks the workers from it (share_ner.spark.daemon).
+DEFAULT_CONF = {"spark.python.daemon.module": "share_ner.spark.daemon"}
 # ... and of a local session whose JVM share-ner launches: that JVM (driver and executor at once) shares the
 # machine's cores with the Python workers, and its own work is small beside theirs, so compiling its hot code
 # with the optimizing compiler (C2) costs more CPU than the faster code saves; C1 alone compiles in a fraction of
