@@ -35,7 +35,7 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     # Spark starts share_ner.spark.daemon in every executor, which imports this package first: it stays empty
     # until a name of share_ner.spark.dataframe is asked for, so the daemon starts without PySpark's modules.
-    from share_ner.spark import dataframe
+    import share_ner.spark.dataframe as dataframe
 
     try:
         return getattr(dataframe, name)
