@@ -74,7 +74,7 @@ def shows(shown: list[str], actual: str) -> bool:
 
 def python_example(text: str) -> tuple[str, list[str]]:
     """The README's Python example and the lines it says it prints (the indented block after "prints")."""
-    match = re.search(r"^```python\n(.*?)^```\n\nprints\n\n((?:    .*\n)+)", text, re.MULTILINE | re.DOTALL)
+    match = re.search(r"^```python\n(.*?)^```\n\nprints\n\n((?:    [^\n]*\n)+)", text, re.MULTILINE | re.DOTALL)
     assert match, "README.md has a python block followed by 'prints' and the printed lines"
     return match.group(1), [line[4:] for line in match.group(2).splitlines()]
 
@@ -116,9 +116,12 @@ def test_the_setup_is_two_lines_and_ci_runs_the_second() -> None:
     assert commands[1].strip() in ci, ".ci/run runs the README's test command as written"
 
 
-def test_the_tour_shows_commands_with_outputs() -> None:
-    runs = sessions(section(README.read_text(encoding="utf-8"), "A ten-line tour"))
+def test_the_tour_and_the_python_example_show_their_outputs() -> None:
+    text = README.read_text(encoding="utf-8")
+    runs = sessions(section(text, "A ten-line tour"))
     assert runs and all(shown for _, shown in runs)
+    code, printed = python_example(text)
+    assert "negation" in code and len(printed) == sum(1 for line in printed if "negation=" in line) > 1
 
 
 def test_shows_reads_ellipses_as_gaps_only() -> None:
@@ -183,7 +186,11 @@ def test_a_newcomer_following_the_readme_gets_what_it_shows(tmp_path: Path) -> N
         assert result.returncode == 0, f"$ {command}\n{result.stderr[-2000:]}"
         assert shows(shown, result.stdout), f"$ {command} printed\n{result.stdout[:3000]}"
 
+    # From a folder of the user's own, as the README says: in the clone's root, Python imports the source folder.
     code, printed = python_example(text)
-    result = run(f"python - <<'EOF'\n{code}EOF", 300)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=elsewhere, env=env, capture_output=True,
+                            text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.splitlines() == printed
