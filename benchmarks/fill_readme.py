@@ -1,11 +1,12 @@
-"""Fill the README's results section from the committed results files, so every figure there is a results file's.
+"""Fill the results section of ``docs/evidence.md`` from the committed results files, so every figure there is a
+results file's.
 
-The section lies between ``<!-- results:begin -->`` and ``<!-- results:end -->``; everything else in the README is
+The section lies between ``<!-- results:begin -->`` and ``<!-- results:end -->``; everything else in the page is
 left alone. Each block names the results file and the command that wrote it, and copies its figures from the file's
 own tables (rows and columns picked by their labels). Run after a benchmark rewrites a results file::
 
-    python benchmarks/fill_readme.py            # rewrite README.md
-    python benchmarks/fill_readme.py --check    # exit 1 if README.md is not what the results files give
+    python benchmarks/fill_readme.py            # rewrite docs/evidence.md
+    python benchmarks/fill_readme.py --check    # exit 1 if docs/evidence.md is not what the results files give
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Sequence
 
 from bench_data import REPO, RESULTS_DIR
 
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "evidence.md"
+TO_REPO = "../"  # links from the page to files of the repository
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 Table = list[list[str]]
 
@@ -87,7 +89,7 @@ def command(name: str) -> str:
 
 
 def block(title: str, name: str, body: str, note: str = "") -> str:
-    link = f"[benchmarks/results/{name}](benchmarks/results/{name})"
+    link = f"[benchmarks/results/{name}]({TO_REPO}benchmarks/results/{name})"
     return f"**{title}** — `{command(name)}` → {link}{': ' + note if note else ''}\n\n{body}\n"
 
 
@@ -137,7 +139,7 @@ def throughput() -> str:
             "`--jobs 2`"]
     body = [[d[0], d[1], d[2], g[1], g[2]] for d, g in zip(default[1:], large[1:])]
     note = ("the 4,966 MTSamples notes end to end; the second pair of columns is "
-            "[benchmarks/results/throughput_large_lexicon.md](benchmarks/results/throughput_large_lexicon.md) "
+            f"[benchmarks/results/throughput_large_lexicon.md]({TO_REPO}benchmarks/results/throughput_large_lexicon.md) "
             f"(`{command('throughput_large_lexicon.md')}`)")
     return block("Throughput of `share-ner tag`", "throughput.md", markdown([head, *body]), note)
 
@@ -170,7 +172,7 @@ def attributes() -> str:
                  "PY is a venv of its own with `pip install '.[peers]'` (medspaCy pins spaCy < 3.8); the second "
                  "table is hand-annotated MTSamples narrative sentences (the half the rules were not written on), "
                  "the third `share-ner tag` with the default model on 500 MTSamples notes, with and without "
-                 "attributes ([docs/attributes.md](docs/attributes.md))")
+                 "attributes ([docs/attributes.md](attributes.md))")
 
 
 def default_real() -> str:
@@ -223,7 +225,7 @@ def spacy() -> str:
                   "spaCy / api"])
     return block("The spaCy component on real text", "spacy.md", markdown(table),
                  "default model; `spaCy / api` is the CPU time of `nlp.pipe` over that of `annotator.pipe` "
-                 "([docs/spacy.md](docs/spacy.md))")
+                 "([docs/spacy.md](spacy.md))")
 
 
 def report() -> str:
@@ -254,34 +256,34 @@ def end_to_end() -> str:
 
 
 def section() -> str:
-    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), end_to_end(), memory(),
-             attributes(), fault_injection(), spark(), spark_scale(), spacy(), report(), others()]
+    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), end_to_end(),
+             memory(), attributes(), fault_injection(), spark(), spark_scale(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])
 
 
-def filled(readme: str) -> str:
-    if BEGIN not in readme or END not in readme:
-        raise SystemExit(f"{README}: no {BEGIN} ... {END} markers")
-    head, rest = readme.split(BEGIN, 1)
+def filled(page: str) -> str:
+    if BEGIN not in page or END not in page:
+        raise SystemExit(f"{PAGE}: no {BEGIN} ... {END} markers")
+    head, rest = page.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return head + section() + tail
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="only check that README.md is up to date")
+    ap.add_argument("--check", action="store_true", help="only check that docs/evidence.md is up to date")
     args = ap.parse_args(argv)
-    old = README.read_text(encoding="utf-8")
+    old = PAGE.read_text(encoding="utf-8")
     new = filled(old)
     if args.check:
         if new != old:
-            print(f"{README.name} is not what the results files give: run python benchmarks/fill_readme.py",
-                  file=sys.stderr)
+            print(f"{PAGE.relative_to(REPO)} is not what the results files give: run python "
+                  "benchmarks/fill_readme.py", file=sys.stderr)
             return 1
         return 0
-    README.write_text(new, encoding="utf-8")
-    print(f"wrote the results section of {README}", file=sys.stderr)
+    PAGE.write_text(new, encoding="utf-8")
+    print(f"wrote the results section of {PAGE.relative_to(REPO)}", file=sys.stderr)
     return 0
 
 

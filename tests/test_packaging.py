@@ -55,7 +55,7 @@ def test_the_version_is_written_once():
     assert _setuptools()["dynamic"]["version"] == {"attr": "share_ner.__version__"}
 
 
-def test_the_readme_results_are_the_results_files():
+def test_the_evidence_page_results_are_the_results_files():
     import subprocess
     import sys
 
