@@ -32,9 +32,16 @@ from __future__ import annotations
 from typing import Any
 
 
+# The package's modules: never looked up in dataframe.py (a module being imported is found in sys.modules, and the
+# daemon run as __main__ is registered there under its name without being set on the package).
+_MODULES = frozenset({"daemon", "dataframe", "inputs", "job"})
+
+
 def __getattr__(name: str) -> Any:
     # Spark starts share_ner.spark.daemon in every executor, which imports this package first: it stays empty
     # until a name of share_ner.spark.dataframe is asked for, so the daemon starts without PySpark's modules.
+    if name in _MODULES or name.startswith("__"):
+        raise AttributeError(f"module 'share_ner.spark' has no attribute {name!r}")
     import share_ner.spark.dataframe as dataframe
 
     try:
