@@ -338,7 +338,7 @@ def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tm
 
     walks = []
 
-    def walk(path: Path):
+    def walk(path: Path, skipped=None):
         walks.append(path)
         yield NoteEntry(notes_dir / "a.txt")
         if len(walks) > 1:  # the directory became unreadable after the walk that counts the notes before work

@@ -40,9 +40,9 @@ import threading
 import time
 from collections import Counter, deque
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, BinaryIO, Iterator, Sequence, TextIO
 
 from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
 from share_ner.batch.lock import OutputLock, output_lock
@@ -62,15 +62,24 @@ from share_ner.batch.sinks import (
 )
 from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS
 from share_ner.batch.workers import WorkerPool
-from share_ner.document import Document
+from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
 from share_ner.formats.parquet import require_pyarrow
-from share_ner.inputs.files import read_note, walk_note_files
+from share_ner.inputs.files import (
+    STDIN,
+    STDIN_FORMATS,
+    iter_stdin_notes,
+    read_note,
+    skipped_files_line,
+    walk_note_files,
+)
 from share_ner.inputs.mimic import BAD_ID_RE, CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
 from share_ner.io import atomic_write_text, doc_id_from_path
 
 SUMMARY_NAME = "summary.json"
+
+STDIN_SOURCE = "<stdin>"  # the source the rejects file names for a note of the standard input
 
 
 RUN_NAME = "run.json"
@@ -106,9 +115,18 @@ class BatchOptions:
     note_seconds: float | None = DEFAULT_NOTE_SECONDS
     # who writes into ``out``, named in the error of another run that finds it locked
     command: str = "share-ner tag"
+    # the notes of the input "-" (:func:`share_ner.inputs.files.iter_stdin_notes`): "text", the whole standard input
+    # is one note; "jsonl", one {"id", "text"} object a line
+    stdin_format: str = "text"
+    # start afresh in ``out``: tag every note again, replacing the outputs, shards, rejects and run.json of an
+    # earlier run (whatever its settings) instead of resuming it
+    overwrite: bool = False
 
 
-_THIS_RUN = ("tagged", "skipped_done", "tagged_tokens", "seconds", "startup_seconds", "jobs", "interrupted")
+_THIS_RUN = ("tagged", "skipped_done", "tagged_tokens", "seconds", "startup_seconds", "jobs", "interrupted",
+             "tagged_mentions", "negated", "cui_less")
+
+TOP_CONCEPTS = 5  # concepts the summary for people names
 
 
 @dataclass
@@ -136,6 +154,30 @@ class RunSummary:
     interrupted: bool = False
     out: str | None = None
     rejects_file: str | None = None
+    # the mentions of the notes this run tagged: how many, how many negated or CUI-less, and by concept
+    tagged_mentions: int = 0
+    negated: int = 0
+    cui_less: int = 0
+    concepts: Counter = field(default_factory=Counter)
+    concept_names: dict[str, str] = field(default_factory=dict)
+
+    def count_mentions(self, mentions: Sequence[Mention]) -> None:
+        """Add the mentions of a note this run tagged to the counts of :meth:`details`."""
+        self.tagged_mentions += len(mentions)
+        for m in mentions:
+            if m.attributes is not None and m.attributes.negation == "yes":
+                self.negated += 1
+            if m.cui == CUI_LESS:
+                self.cui_less += 1
+                continue
+            self.concepts[m.cui] += 1
+            if m.name:
+                self.concept_names.setdefault(m.cui, m.name)
+
+    def top_concepts(self, n: int = TOP_CONCEPTS) -> list[tuple[str, str, int]]:
+        """The ``n`` most frequent concepts of this run's mentions: ``(CUI, name or "", count)``, ties by CUI."""
+        ranked = sorted(self.concepts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+        return [(cui, self.concept_names.get(cui, ""), count) for cui, count in ranked]
 
     @property
     def work_seconds(self) -> float:
@@ -145,7 +187,9 @@ class RunSummary:
     def to_dict(self) -> dict[str, Any]:
         """The counts of the output at the top level; this run's own counts and timings under ``this_run``."""
         d = asdict(self)
+        del d["concepts"], d["concept_names"]
         run = {k: d.pop(k) for k in _THIS_RUN}
+        run["top_concepts"] = [{"cui": cui, "name": name, "mentions": count} for cui, name, count in self.top_concepts()]
         run["seconds"] = round(self.seconds, 3)
         run["startup_seconds"] = round(self.startup_seconds, 3)
         run["tokens_per_second"] = round(self.tagged_tokens / self.work_seconds, 1)
@@ -156,13 +200,13 @@ class RunSummary:
     def line(self) -> str:
         """A one-line human summary for stderr."""
         text = (
-            f"tagged {self.tagged} notes ({self.tagged_tokens} tokens) in {self.seconds:.1f} s, "
+            f"tagged {_count(self.tagged, 'note')} ({_count(self.tagged_tokens, 'token')}) in {self.seconds:.1f} s, "
             f"{self.tagged_tokens / self.work_seconds:,.0f} tokens/s after {self.startup_seconds:.1f} s of model "
             "loading"
         )
         if self.skipped_done:
             text += f"; {self.skipped_done} already done"
-        text += f"; {self.notes} notes, {self.mentions} mentions in all"
+        text += f"; {_count(self.notes, 'note')}, {_count(self.mentions, 'mention')} in all"
         if self.skipped_iserror:
             text += f"; {self.skipped_iserror} ISERROR rows left out"
         if self.skipped_category:
@@ -170,6 +214,26 @@ class RunSummary:
         if self.rejected:
             text += f"; {self.rejected} rejected" + (f" (see {self.rejects_file})" if self.rejects_file else "")
         return text
+
+    def details(self) -> str | None:
+        """A second line for people: the mentions of the notes this run tagged, the share negated and CUI-less,
+        and the most frequent concepts with their names; None when this run tagged no mention."""
+        n = self.tagged_mentions
+        if not n:
+            return None
+        where = f"{_count(self.tagged, 'note')} tagged in this run" if self.skipped_done else _count(self.tagged,
+                                                                                                     "note")
+        text = (f"{_count(n, 'mention')} in {where}: {self.negated} negated ({100 * self.negated / n:.0f}%), "
+                f"{self.cui_less} CUI-less ({100 * self.cui_less / n:.0f}%)")
+        top = self.top_concepts()
+        if top:
+            text += "; most frequent: " + ", ".join(f"{name or cui} ({cui}) {count}" if name else f"{cui} {count}"
+                                                    for cui, name, count in top)
+        return text
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # ---------------------------------------------------------------- inputs
@@ -180,6 +244,7 @@ class _Input:
     path: Path
     is_csv: bool
     sink: _Sink | None = None
+    is_stdin: bool = False
 
 
 def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
@@ -193,13 +258,15 @@ def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
 
 
 class _Runner:
-    def __init__(self, inputs: Sequence[Path], factory: AnnotatorFactory, options: BatchOptions,
-                 stdout: TextIO, stderr: TextIO) -> None:
+    def __init__(self, inputs: Sequence[Path | str], factory: AnnotatorFactory, options: BatchOptions,
+                 stdout: TextIO, stderr: TextIO, stdin: BinaryIO | None = None) -> None:
         self.factory = factory
         self.opt = options
         self.stdout = stdout
         self.stderr = stderr
-        self.inputs = [_Input(Path(p), Path(p).is_file() and is_csv_path(p)) for p in inputs]
+        self.inputs = [_Input(Path(p), False, is_stdin=True) if str(p) == STDIN
+                       else _Input(Path(p), Path(p).is_file() and is_csv_path(p)) for p in inputs]
+        self.stdin = stdin
         self.summary = RunSummary(jobs=options.jobs)
         self.stop = threading.Event()
         self.selected = 0  # records counted against --limit
@@ -228,7 +295,17 @@ class _Runner:
         if not self.inputs:
             raise ShareNerError("no input given")
         check_encoding(opt.encoding)  # one setup error, not one reject per note
+        if sum(inp.is_stdin for inp in self.inputs) > 1:
+            raise ShareNerError("the standard input (-) is given twice; it can be read once")
+        if opt.stdin_format not in STDIN_FORMATS:
+            raise ShareNerError(f"unknown standard input format {opt.stdin_format!r}; expected one of "
+                                f"{', '.join(STDIN_FORMATS)}")
         for inp in self.inputs:
+            if inp.is_stdin:
+                if opt.fmt == "parquet":
+                    raise ShareNerError("Parquet output is written in shards of a CSV export; for notes from the "
+                                        "standard input use --format jsonl, share or brat")
+                continue
             if not inp.path.exists() and not inp.path.is_symlink():
                 raise InputError(inp.path, "no such file or directory")
             if inp.is_csv:
@@ -274,7 +351,7 @@ class _Runner:
                     raise ShareNerError(f"{inp.path} and {stems[stem]} would both write to {out / stem}; rename one")
                 stems[stem] = inp.path
                 shard = _ShardSink(out / stem, opt.fmt or "jsonl", opt.shard_size)
-                shard.prepare()
+                shard.prepare(fresh=opt.overwrite)
                 inp.sink = shard
             else:
                 inp.sink = _NoteFileSink(out, opt.fmt or "share")
@@ -286,11 +363,12 @@ class _Runner:
         """Walk the note-file inputs once before any work: count them (for the progress bar) and, when there are
         several, stop at a note that would have the same output (same sub-directory and note id) as a note of
         another input, naming both files. One set of names is kept, and only with several inputs."""
-        roots = [inp.path for inp in self.inputs if not inp.is_csv]
+        roots = [inp.path for inp in self.inputs if not inp.is_csv and not inp.is_stdin]
         names: dict[tuple[str, str], Path] | None = {} if len(roots) > 1 else None
         count = 0
+        skipped: list[Path] = []
         for root in roots:
-            for entry in walk_note_files(root):
+            for entry in walk_note_files(root, skipped):
                 count += 1
                 if names is None:
                     continue
@@ -300,8 +378,11 @@ class _Runner:
                     where = Path(key[0]) / per_note_file_name(key[1], self.opt.fmt or "share")
                     raise ShareNerError(
                         f"{entry.path} and {other} are both note {key[1]!r} and would both write {where}; "
-                        "give their directories as separate runs (another --out) or rename one")
+                        "give their folders as separate runs (another --out) or rename one")
         self.note_files = count
+        warning = skipped_files_line(skipped)
+        if warning:  # one line, however many: a folder of .doc files or extensionless exports is not tagged
+            print(f"share-ner: warning: {warning}", file=self.stderr)
 
     @staticmethod
     def _reject_log(path: Path | None, stream: TextIO | None) -> _RejectLog:
@@ -320,11 +401,14 @@ class _Runner:
                 earlier = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 earlier = None
-            if isinstance(earlier, dict) and earlier != settings:
+            if isinstance(earlier, dict) and earlier != settings and not opt.overwrite:
                 diff = ", ".join(f"{k} {earlier.get(k)!r} then {v!r}" for k, v in settings.items() if earlier.get(k) != v)
                 raise ShareNerError(
-                    f"{out} holds a run with other settings ({diff}); resume with the same options or use another --out"
+                    f"{out} holds a run with other settings ({diff}); resume with the same options, use another "
+                    "--out, or give --overwrite to replace its results"
                 )
+        if opt.overwrite:  # before run.json names the new settings: a stop in between leaves nothing to resume
+            (out / REJECTS_NAME).unlink(missing_ok=True)
         atomic_write_text(path, json.dumps(settings, indent=1) + "\n")
 
     @staticmethod
@@ -339,6 +423,8 @@ class _Runner:
 
         For CSV exports it is estimated as the run goes, from the share of the file read.
         """
+        if any(inp.is_stdin for inp in self.inputs):
+            return self.opt.limit
         if any(inp.is_csv for inp in self.inputs):
             if self.opt.limit is None and all(inp.is_csv for inp in self.inputs):
                 self.total_bytes = sum(inp.path.stat().st_size for inp in self.inputs)
@@ -357,8 +443,23 @@ class _Runner:
                 return
             if inp.is_csv:
                 yield from self._csv_items(inp)
+            elif inp.is_stdin:
+                yield from self._stdin_items(inp)
             else:
                 yield from self._file_items(inp)
+
+    def _stdin_items(self, inp: _Input) -> Iterator[_Item]:
+        """The notes of the standard input; a rerun tags them again (what they hold may differ from run to run)."""
+        stream = self.stdin if self.stdin is not None else sys.stdin.buffer
+        for note in iter_stdin_notes(stream.read(), self.opt.stdin_format, self.opt.encoding):
+            if self._limit_reached() or self.stop.is_set():
+                return
+            self.selected += 1
+            if note.doc is None:
+                yield _Item(inp.sink, Path(), STDIN_SOURCE, reject=Reject(STDIN_SOURCE, note.note_id, note.problem or "",
+                                                                         note.line))
+            else:
+                yield _Item(inp.sink, Path(), STDIN_SOURCE, doc=note.doc)
 
     def _file_items(self, inp: _Input) -> Iterator[_Item]:
         sink = inp.sink
@@ -373,7 +474,7 @@ class _Runner:
             if entry.problem is not None:
                 yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), doc_id, entry.problem))
                 continue
-            if isinstance(sink, _NoteFileSink):
+            if isinstance(sink, _NoteFileSink) and not self.opt.overwrite:
                 output = sink.output_path(rel_dir, doc_id)
                 if output.exists():
                     yield _Item(sink, rel_dir, done=True, earlier=self._earlier_note(sink, path, output, doc_id))
@@ -495,6 +596,7 @@ class _Runner:
                 s.notes += 1
                 s.tagged += 1
                 s.mentions += len(result.mentions)
+                s.count_mentions(result.mentions)
                 s.tokens += result.tokens
                 s.tagged_tokens += result.tokens
                 s.characters += len(item.doc.text)
@@ -612,8 +714,10 @@ def run_batch(
     *,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    stdin: BinaryIO | None = None,
 ) -> RunSummary:
-    """Tag every note of ``inputs`` (note files, directories, MIMIC CSV exports) with annotators from ``factory``.
+    """Tag every note of ``inputs`` (note files, directories, MIMIC CSV exports, and ``"-"``: the notes of
+    ``stdin``, by default the standard input's bytes) with annotators from ``factory``.
 
     SIGTERM is handled like Ctrl-C: work in progress is discarded, everything
     completed stays, and ``KeyboardInterrupt`` is raised. Raises
@@ -621,6 +725,6 @@ def run_batch(
     text column, an unwritable output directory, a resume with other settings).
     """
     options = options or BatchOptions()
-    runner = _Runner([Path(p) for p in inputs], factory, options, stdout or sys.stdout, stderr or sys.stderr)
+    runner = _Runner(list(inputs), factory, options, stdout or sys.stdout, stderr or sys.stderr, stdin)
     with sigterm_as_interrupt():
         return runner.run()

@@ -116,9 +116,14 @@ class _ShardSink(_Sink):
     def shard_name(self, index: int) -> str:
         return f"part-{index:05d}{self.suffix}"
 
-    def prepare(self) -> None:
-        """Read the manifest of an earlier run; a shard is done when listed complete and present."""
+    def prepare(self, fresh: bool = False) -> None:
+        """Read the manifest of an earlier run; a shard is done when listed complete and present. ``fresh``:
+        remove an earlier run's shards and manifest instead (every row is tagged again)."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            for path in self.directory.glob(f"part-*{self.suffix}"):
+                path.unlink(missing_ok=True)
+            self.manifest.unlink(missing_ok=True)
         if not self.manifest.exists():
             return
         for line in self.manifest.read_text(encoding="utf-8").split("\n"):
