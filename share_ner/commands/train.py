@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from share_ner.errors import ShareNerError
+from share_ner.errors import ShareNerError, some_of
 from share_ner.tagging.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 
 
@@ -67,9 +67,17 @@ def load_lexicon_arg(value: str) -> Any:
     return load_lexicon(value)  # a TSV path, or "hpo"
 
 
-def _matched(found: tuple[dict[str, list], list[str]], strict: bool) -> dict[str, list]:
-    """The matched gold; each problem a warning on stderr (with ``--strict``, an error)."""
+def _matched(found: tuple[dict[str, list], list[str]], strict: bool, text: Path, gold_path: Path,
+             read: dict[str, list]) -> dict[str, list]:
+    """The matched gold; each problem a warning on stderr (with ``--strict``, an error). Gold that matches no
+    mention to a note of ``text`` is one error line, before any warning: a tagger trained on it finds nothing."""
     gold, problems = found
+    if not any(gold.values()):
+        if any(read.values()):
+            ids = sorted(d for d, ms in read.items() if ms)
+            raise ShareNerError(f"{gold_path}: none of its mentions is in a note of {text} (it annotates "
+                                f"{len(ids)} note(s): {some_of(ids, 3)}); give the notes the gold was annotated on")
+        raise ShareNerError(f"{gold_path}: no gold mention found; a tagger needs annotated mentions to learn from")
     for problem in problems:
         if strict:
             raise ShareNerError(f"{problem} (--strict)")
@@ -115,13 +123,14 @@ def run(args: argparse.Namespace) -> int:
         docs = read_notes(args.text, args.encoding)
         if not docs:
             raise ShareNerError(f"{args.text}: no .txt notes found")
-        gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
-        gold = _matched(gold_of_notes(docs, gold, args.gold, args.text), args.strict)
+        read = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
+        gold = _matched(gold_of_notes(docs, read, args.gold, args.text), args.strict, args.text, args.gold, read)
     dev = None
     if args.dev_text is not None:
         dev_docs = read_notes(args.dev_text, args.encoding)
-        dev_gold = _matched(gold_of_notes(dev_docs, read_annotations(args.dev_gold, dev_docs), args.dev_gold,
-                                          args.dev_text), args.strict)
+        dev_read = read_annotations(args.dev_gold, dev_docs)
+        dev_gold = _matched(gold_of_notes(dev_docs, dev_read, args.dev_gold, args.dev_text), args.strict,
+                            args.dev_text, args.dev_gold, dev_read)
         check_gold(dev_docs, dev_gold, "dev gold")
         dev = (dev_docs, dev_gold)
     lexicon = load_lexicon_arg(args.lexicon)

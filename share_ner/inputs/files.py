@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from share_ner.document import Document
-from share_ner.errors import InputError
+from share_ner.errors import InputError, some_of
 from share_ner.io import decode_note, doc_id_from_path, is_gold_file
 
 
@@ -122,10 +122,8 @@ def skipped_files_line(skipped: Sequence[Path], shown: int = 3) -> str | None:
     how many more), or None when there are none."""
     if not skipped:
         return None
-    names = ", ".join(p.name for p in skipped[:shown])
-    more = f" and {len(skipped) - shown} more" if len(skipped) > shown else ""
     files = "file that is not a .txt note" if len(skipped) == 1 else "files that are not .txt notes"
-    return f"skipped {len(skipped)} {files}: {names}{more}"
+    return f"skipped {len(skipped)} {files}: {some_of([p.name for p in skipped], shown)}"
 
 
 def iter_note_paths(path: str | Path, skipped: list[Path] | None = None) -> Iterator[Path]:
