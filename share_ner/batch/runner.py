@@ -65,6 +65,7 @@ from share_ner.batch.workers import WorkerPool
 from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
+from share_ner.formats.brat import write_collection_conf
 from share_ner.formats.parquet import require_pyarrow
 from share_ner.inputs.files import (
     STDIN,
@@ -671,6 +672,8 @@ class _Runner:
                                         "resume") from None
             if self.error is not None:
                 raise self.error
+            if self.opt.out is not None and self.opt.fmt == "brat":
+                write_collection_conf(self.opt.out)  # brat opens the output folder as a collection
         except BaseException:
             self.stop.set()
             self.summary.interrupted = True

@@ -76,6 +76,10 @@ class _NoteFileSink(_Sink):
         if directory not in self.made:
             directory.mkdir(parents=True, exist_ok=True)
             self.made.add(directory)
+        if self.fmt == "brat":  # brat shows a note from its .txt beside the .ann: written first, so a done .ann has it
+            text = directory / f"{item.doc.id}.txt"
+            if not (item.source and text.exists() and text.samefile(item.source)):  # not the note itself
+                atomic_write_text(text, item.doc.text)
         write_annotations(directory, item.doc, result.mentions, self.fmt)
 
     def mentions_in(self, path: Path) -> int:
