@@ -35,6 +35,8 @@ except ImportError:  # not POSIX: the recorded holder is checked instead
 
 LOCK_NAME = ".share-ner.lock"
 
+RUN_NAME = "run.json"  # the record of the run that writes into an output folder: its command or settings
+
 
 @dataclass(frozen=True)
 class Holder:

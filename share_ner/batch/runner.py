@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator, Sequence, TextIO
 
 from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
-from share_ner.batch.lock import OutputLock, output_lock
+from share_ner.batch.lock import RUN_NAME, OutputLock, output_lock
 from share_ner.batch.processes import _WORKER, BatchPool, _init_worker, _load_annotator, _work, settle_heap
 from share_ner.batch.progress import progress_bar, sigterm_as_interrupt
 from share_ner.batch.rejects import REJECTS_NAME, Reject, _RejectLog
@@ -81,9 +81,6 @@ from share_ner.io import atomic_write_text, doc_id_from_path
 SUMMARY_NAME = "summary.json"
 
 STDIN_SOURCE = "<stdin>"  # the source the rejects file names for a note of the standard input
-
-
-RUN_NAME = "run.json"
 
 
 @dataclass

@@ -18,7 +18,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--mentions", required=True, metavar="PIPE",
                         help="mentions: a pipe file, or a directory of pipe (2013 or 2014), BRAT .ann or JSON Lines "
                              "files; every span must end within its note")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace files of the output folder that an earlier run of this command did not write "
+                             "(gold files, other outputs)")
     parser.add_argument("--format", choices=("jsonl", "share2014"), default="share2014", dest="fmt",
                         help="output format (default share2014: <doc>.pipe.txt in the 2014 Task 2 layout)")
     parser.add_argument("--context-rules", metavar="FILE",
@@ -38,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.attributes import ContextMatcher
     from share_ner.batch.lock import output_lock
+    from share_ner.batch.sinks import per_note_file_name
+    from share_ner.commands import claim_output_folder
     from share_ner.commands.tag import model_dir
     from share_ner.formats import read_annotations, write_annotations
     from share_ner.inputs.files import read_notes
@@ -53,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     n = marked = 0
     with output_lock(out, "share-ner attributes"):  # no other run writes into it meanwhile
+        claim_output_folder(out, "share-ner attributes",
+                            (out / per_note_file_name(d, args.fmt) for d in mentions), args.overwrite)
         for doc_id in sorted(mentions):
             filled = context.assign(docs[doc_id], mentions[doc_id])
             write_annotations(out, docs[doc_id], filled, args.fmt)

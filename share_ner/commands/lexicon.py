@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from share_ner.commands import OVERWRITE_HELP, prepare_output_file, starts_with
 from share_ner.errors import ShareNerError
 
 
@@ -33,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--all-branches", action="store_true",
                        help="with --hpo: keep HPO's other branches too (modes of inheritance, clinical modifiers such "
                             "as Position or Mild, onset, course, frequency), which name no disorder")
-    build.add_argument("--out", required=True, metavar="FILE", help="lexicon TSV to write")
+    build.add_argument("--out", required=True, metavar="FILE",
+                       help="the lexicon TSV to write (its folder is created if missing)")
+    build.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP + " (a lexicon is replaced anyway)")
     build.set_defaults(func=run_build)
     parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
 
@@ -51,6 +54,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     if args.all_branches and not args.hpo:
         raise ShareNerError("--all-branches is for --hpo")
+    prepare_output_file(args.out, args.overwrite, starts_with("cui\tname\t"), "lexicon TSV")
     if args.umls:
         sources = tuple(args.sab or ()) if args.only_sab else DEFAULT_SOURCES + tuple(args.sab or ())
         if not sources:

@@ -22,7 +22,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("text", metavar="TEXT_DIR", help="note text file or directory")
     parser.add_argument("--mentions", required=True, metavar="PIPE_DIR", help="mentions: a ShARe pipe file, or a directory of pipe, "
                         "BRAT .ann or JSON Lines files; every span must end within its note")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the normalized pipe files")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="output folder for the normalized pipe files (created if missing)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace files of the output folder that an earlier run of this command did not write "
+                             "(gold files, other outputs)")
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", metavar="M", help="model directory (its normalizer/ sub-directory), or a normalizer "
                      "directory")
@@ -51,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.batch.lock import output_lock
     from share_ner.batch.processes import settle_heap
+    from share_ner.commands import claim_output_folder
     from share_ner.commands.train import load_lexicon_arg
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
@@ -95,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if doc_id not in docs:
             raise ShareNerError(f"{args.mentions}: mentions for note {doc_id} but {args.text} has no {doc_id}.txt")
     with output_lock(out, "share-ner normalize"):  # no other run writes into it meanwhile
+        claim_output_folder(out, "share-ner normalize", (out / gold_file_name(d) for d in ids), args.overwrite)
         for start in range(0, len(ids), 256):  # one tf-idf product for many notes
             chunk = ids[start:start + 256]
             for doc_id, decided in zip(chunk, normalizer.decide_many([(docs[d], mentions[d]) for d in chunk])):

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from share_ner.commands import at_least
+from share_ner.commands import OVERWRITE_HELP, at_least, prepare_output_file, starts_with
 from share_ner.errors import ShareNerError
 from share_ner.eval.html_report import PHI_NOTICE, groups_by_folder, groups_by_pattern, report_data, write_report
 from share_ner.eval.systems import find_systems, load_gold_and_systems
@@ -32,7 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--text", metavar="T",
                    help="the notes (directory or .txt file): their text goes into the report, highlighted; "
                    "without it the report lists offsets only")
-    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
+    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write (its folder is created if "
+                   "missing)")
+    p.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP + " (an HTML page is replaced anyway)")
     p.add_argument("--group", metavar="REGEX",
                    help="note groups of the F1 chart from the note id: the regex's first group (e.g. '_(inc|exc)$'); "
                    "default: the folder of each note's gold file under G")
@@ -48,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    prepare_output_file(args.out, args.overwrite, starts_with("<!doctype html"), "HTML page")
     paths = [args.pred] + ([args.vs] if args.vs else [])
     if args.vs and args.vs == args.pred:
         raise ShareNerError(f"--vs {args.vs} is also the --pred system")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from share_ner.errors import ShareNerError, some_of
 from share_ner.tagging.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
@@ -30,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--distant-config", type=Path, metavar="FILE",
                    help="--distant: JSON file of distant settings (share_ner.distant.DistantConfig keys, e.g. "
                         '{"min_confidence": 0.8, "icd_names": false}); --self-train-rounds overrides its rounds')
-    p.add_argument("--model", required=True, type=Path, help="the model directory to write")
+    p.add_argument("--model", required=True, type=Path, metavar="DIR",
+                   help="the model folder to write (created if missing; a model there is replaced when the new one "
+                        "is complete)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a --model path that holds something else than a share-ner model (its files are "
+                        "deleted once the new model is complete)")
     p.add_argument("--dev-text", type=Path, help="dev notes, scored after training")
     p.add_argument("--dev-gold", type=Path, help="dev gold (with --dev-text)")
     p.add_argument("--scheme", choices=SCHEMES, help="tag scheme (default biohd; bio flattens discontiguous mentions to their hull)")
@@ -86,12 +94,10 @@ def _matched(found: tuple[dict[str, list], list[str]], strict: bool, text: Path,
 
 
 def run(args: argparse.Namespace) -> int:
-    from share_ner.eval.dev import record_dev_scores
     from share_ner.formats import read_annotations
     from share_ner.inputs.files import read_notes
-    from share_ner.linking.config import NormalizerConfig
     from share_ner.tagging.training import check_gold
-    from share_ner.training import gold_of_notes, train_model
+    from share_ner.training import gold_of_notes
 
     if (args.dev_text is None) != (args.dev_gold is None):
         raise ShareNerError("--dev-text and --dev-gold go together")
@@ -141,6 +147,43 @@ def run(args: argparse.Namespace) -> int:
         clusters = load_clusters(args.clusters)
     if docs:
         say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
+    with _replacing(args.model, args.overwrite):
+        return _train(args, docs, gold, dev, lexicon, clusters, config, site, say)
+
+
+@contextmanager
+def _replacing(model: Path, overwrite: bool) -> Iterator[None]:
+    """A ``--model`` path that holds something else than a model is an error naming ``--overwrite``; with it, the
+    path is moved aside while the model is trained, deleted once it is written, and put back if training fails."""
+    from share_ner.model import FILES
+
+    other = model.exists() and (not model.is_dir() or (any(model.iterdir()) and not (model / FILES.config).exists()))
+    if not other:
+        yield
+        return
+    if not overwrite:
+        what = "is not a folder" if not model.is_dir() else "is a folder that is not empty and is not a share-ner model"
+        raise ShareNerError(f"{model}: {what}; give --overwrite to replace it, or another --model")
+    aside = model.with_name(f".{model.name}.replaced{os.getpid()}")
+    os.replace(model, aside)
+    try:
+        yield
+    except BaseException:
+        if not model.exists():
+            os.replace(aside, model)
+        raise
+    if aside.is_dir():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
+def _train(args: argparse.Namespace, docs: dict, gold: dict, dev: Any, lexicon: Any, clusters: Any,
+           config: TaggerConfig, site: Any, say: Callable[[str], None]) -> int:
+    from share_ner.eval.dev import record_dev_scores
+    from share_ner.inputs.files import read_notes
+    from share_ner.linking.config import NormalizerConfig
+    from share_ner.training import train_model
 
     options = dict(clusters=clusters, fit_normalizer=not args.no_normalizer,
                    normalizer_config=NormalizerConfig(dense=args.dense), normalizer_abbreviations=site,
