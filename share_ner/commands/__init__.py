@@ -47,13 +47,13 @@ def starts_with(*prefixes: str) -> Callable[[Path], bool]:
 
 
 def prepare_output_file(path: str | Path, overwrite: bool, ours: Callable[[Path], bool], what: str) -> Path:
-    """The file ``--out`` names, its folder created. An existing file is replaced when it is a ``what`` (``ours``:
-    a rerun), or with ``--overwrite``; anything else there is one error line naming ``--overwrite``."""
+    """The file ``--out`` names, its folder created. An existing file is replaced when it is ``what`` (``ours``: a
+    rerun), or with ``--overwrite``; anything else there is one error line naming ``--overwrite``."""
     path = Path(path)
     if path.is_dir():
-        raise ShareNerError(f"{path}: is a folder; --out names the {what} file to write")
+        raise ShareNerError(f"{path}: is a folder; --out names the file to write ({what})")
     if path.exists() and not overwrite and not ours(path):
-        raise ShareNerError(f"{path}: exists and is not a {what}; give --overwrite to replace it, or another --out")
+        raise ShareNerError(f"{path}: exists and is not {what}; give --overwrite to replace it, or another --out")
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -53,7 +53,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     if args.min_count < 1:
         raise ShareNerError(f"--min-count must be at least 1, got {args.min_count}")
-    prepare_output_file(args.out, args.overwrite, starts_with("word\tcluster_ids"), "cluster file")
+    prepare_output_file(args.out, args.overwrite, starts_with("word\tcluster_ids"), "a cluster file")
     started = time.perf_counter()
     report, skipped = build_clusters_file(args.notes, args.out, args.n_clusters, args.min_count, args.seed, args.encoding)
     for line in skipped:

@@ -54,7 +54,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     if args.all_branches and not args.hpo:
         raise ShareNerError("--all-branches is for --hpo")
-    prepare_output_file(args.out, args.overwrite, starts_with("cui\tname\t"), "lexicon TSV")
+    prepare_output_file(args.out, args.overwrite, starts_with("cui\tname\t"), "a lexicon TSV")
     if args.umls:
         sources = tuple(args.sab or ()) if args.only_sab else DEFAULT_SOURCES + tuple(args.sab or ())
         if not sources:

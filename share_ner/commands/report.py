@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    prepare_output_file(args.out, args.overwrite, starts_with("<!doctype html"), "HTML page")
+    prepare_output_file(args.out, args.overwrite, starts_with("<!doctype html"), "an HTML page")
     paths = [args.pred] + ([args.vs] if args.vs else [])
     if args.vs and args.vs == args.pred:
         raise ShareNerError(f"--vs {args.vs} is also the --pred system")
