@@ -321,7 +321,7 @@ def test_truncated_gzip_keeps_good_notes_and_redoes_the_cut_shard(tmp_path: Path
 def test_setup_errors(tmp_path: Path, noteevents: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(ShareNerError, match="output directory is not writable"):
+    with pytest.raises(ShareNerError, match="output folder is not writable"):
         run_batch([noteevents], regex_factory, opts(blocker / "out"))
     with pytest.raises(InputError, match="no such file or directory"):
         run_batch([tmp_path / "missing"], regex_factory, opts(tmp_path / "o"))

@@ -338,7 +338,7 @@ class _Runner:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
-            raise ShareNerError(f"{out}: output directory is not writable ({exc.strerror or exc})") from None
+            raise ShareNerError(f"{out}: output folder is not writable ({exc.strerror or exc})") from None
         self._check_run_file(out)
         self._remove_stale_temps(out)
         stems: dict[str, Path] = {}

@@ -14,16 +14,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Give every mention in --mentions its negation, uncertainty, subject, conditional, generic, "
                     "course, severity, DocTime and body location by the ConText rules (docs/attributes.md), and write one file "
                     "per note into --out. Spans and CUIs are kept as given.")
-    parser.add_argument("text", metavar="TEXT", help="note text file or directory")
+    parser.add_argument("text", metavar="TEXT", help="note text file or folder")
     parser.add_argument("--mentions", required=True, metavar="PIPE",
-                        help="mentions: a pipe file, or a directory of pipe (2013 or 2014), BRAT .ann or JSON Lines "
+                        help="mentions: a pipe file, or a folder of pipe (2013 or 2014), BRAT .ann or JSON Lines "
                              "files; every span must end within its note")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    parser.add_argument("--out", required=True, metavar="FOLDER", help="output folder (created if missing)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace files of the output folder that an earlier run of this command did not write "
                              "(gold files, other outputs)")
     parser.add_argument("--format", choices=("jsonl", "share2014"), default="share2014", dest="fmt",
-                        help="output format (default share2014: <doc>.pipe.txt in the 2014 Task 2 layout)")
+                        help="output format (default share2014: <note>.pipe.txt in the 2014 Task 2 layout)")
     parser.add_argument("--context-rules", metavar="FILE",
                         help="the site's own ConText rules (TSV), adding to or replacing the packaged ones")
     parser.add_argument("--anatomy", metavar="FILE",

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Split the notes into sentences, encode the gold mentions as tags and decode them "
         "again; report the share of mentions (and of discontiguous ones) given back exactly.",
     )
-    p.add_argument("--text", required=True, metavar="T", help="the notes (directory or .txt file)")
+    p.add_argument("--text", required=True, metavar="T", help="the notes (folder or .txt file)")
     p.add_argument("--gold", required=True, metavar="G", help="gold annotations (pipe, BRAT or JSONL)")
     p.add_argument("--scheme", choices=sorted(SCHEMES), default="biohd",
                    help="biohd = B/I/O/DB/DI/HB/HI (default); bio = discontiguous mentions as their hull")

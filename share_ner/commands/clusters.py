@@ -30,12 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="clusters_command", metavar="ACTION")
     b = sub.add_parser(
         "build",
-        help="build a cluster file from a directory of notes",
+        help="build a cluster file from a folder of notes",
         description="Cluster the words of NOTES by their ±2-token contexts (PPMI, truncated SVD, mini-batch "
         "k-means at several granularities) and write `word<TAB>cluster_ids` lines to --out, "
         "for `share-ner train --clusters`.",
     )
-    b.add_argument("notes", type=Path, metavar="NOTES", help="unannotated notes: a directory of .txt files (searched recursively) or one file")
+    b.add_argument("notes", type=Path, metavar="NOTES", help="unannotated notes: a folder of .txt files (searched recursively) or one file")
     b.add_argument("--out", required=True, type=Path, metavar="FILE",
                    help="the cluster file to write (TSV; its folder is created if missing)")
     b.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP + " (a cluster file is replaced anyway)")

@@ -26,19 +26,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "evaluate",
         help="score predicted mentions against gold (Task 1a P/R/F1, Task 1b accuracy, Task 2a attributes)",
-        description="Score predictions against gold annotations (pipe, BRAT .ann or JSON Lines; a directory "
-        "or one file). Several --pred paths, or one directory of run directories, give a ranking.",
+        description="Score predictions against gold annotations (pipe, BRAT .ann or JSON Lines; a folder "
+        "or one file). Several --pred paths, or one folder of run folders, give a ranking.",
     )
-    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (directory or file)")
+    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (folder or file)")
     p.add_argument("--pred", required=True, nargs="+", metavar="P",
-                   help="predictions; several (or a directory of run directories) rank the systems")
+                   help="predictions; several (or a folder of run folders) rank the systems")
     p.add_argument("--text", metavar="T", help="the notes: check every span ends within its note")
     p.add_argument("--vs", metavar="P2", help="second system: test each metric's difference for significance")
     p.add_argument("--shuffles", type=at_least(1), default=10_000, metavar="N",
                    help="approximate-randomization shuffles (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the shuffles (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    p.add_argument("--by-doc", action="store_true", help="add per-note counts")
+    p.add_argument("--by-note", "--by-doc", action="store_true", dest="by_doc", help="add per-note counts")
     p.add_argument("--allow-extra", action="store_true",
                    help="leave out predicted notes that have no gold annotations instead of stopping")
     p.set_defaults(func=run)
@@ -56,7 +56,7 @@ def _report_coverage(name: str, sc: Scores) -> None:
 def run(args: argparse.Namespace) -> int:
     systems = find_systems(args.pred)
     if len(systems) > 1 and (args.vs or args.by_doc):
-        raise ShareNerError("--vs and --by-doc need exactly one --pred (several systems are ranked)")
+        raise ShareNerError("--vs and --by-note need exactly one --pred (several systems are ranked)")
     if args.vs:
         if args.vs in args.pred:
             raise ShareNerError(f"--vs {args.vs} is also the --pred system")

@@ -19,17 +19,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Re-assign the CUI of every mention in --mentions (ShARe pipe files) using a trained model's "
                     "normalizer (--model) or a lexicon (--lexicon FILE, or 'hpo' for the embedded HPO lexicon), "
                     "and write pipe files into --out.")
-    parser.add_argument("text", metavar="TEXT_DIR", help="note text file or directory")
-    parser.add_argument("--mentions", required=True, metavar="PIPE_DIR", help="mentions: a ShARe pipe file, or a directory of pipe, "
+    parser.add_argument("text", metavar="TEXT", help="note text file or folder")
+    parser.add_argument("--mentions", required=True, metavar="MENTIONS", help="mentions: a ShARe pipe file, or a folder of pipe, "
                         "BRAT .ann or JSON Lines files; every span must end within its note")
-    parser.add_argument("--out", required=True, metavar="DIR",
+    parser.add_argument("--out", required=True, metavar="FOLDER",
                         help="output folder for the normalized pipe files (created if missing)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace files of the output folder that an earlier run of this command did not write "
                              "(gold files, other outputs)")
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--model", metavar="M", help="model directory (its normalizer/ sub-directory), or a normalizer "
-                     "directory")
+    src.add_argument("--model", metavar="M", help="model folder (its normalizer/ sub-folder), or a normalizer "
+                     "folder")
     src.add_argument("--lexicon", metavar="L", help="lexicon TSV file, 'hpo', or 'none' (with --train-gold: the "
                      "training gazetteer alone)")
     parser.add_argument("--train-text", metavar="T", action="append",
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         model = Path(args.model)
         if (model / FILES.config).is_file():
-            read_model_info(model)  # a model directory: every file checked against its manifest first
+            read_model_info(model)  # a model folder: every file checked against its manifest first
         normalizer = Normalizer.load(model / FILES.normalizer if (model / FILES.normalizer).is_dir() else model)
         if site is not None:
             normalizer.use_site_abbreviations(site)

@@ -26,11 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "boundary errors, discontiguous mistakes, CUI errors, the most frequent wrong strings) and every note "
         "with its gold and predicted mentions highlighted. PHI: " + PHI_NOTICE,
     )
-    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (directory or file)")
-    p.add_argument("--pred", required=True, metavar="P", help="predictions (directory or file)")
+    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (folder or file)")
+    p.add_argument("--pred", required=True, metavar="P", help="predictions (folder or file)")
     p.add_argument("--vs", metavar="P2", help="a second system, shown beside the first, each metric tested")
     p.add_argument("--text", metavar="T",
-                   help="the notes (directory or .txt file): their text goes into the report, highlighted; "
+                   help="the notes (folder or .txt file): their text goes into the report, highlighted; "
                    "without it the report lists offsets only")
     p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write (its folder is created if "
                    "missing)")
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     paths = [args.pred] + ([args.vs] if args.vs else [])
     if args.vs and args.vs == args.pred:
         raise ShareNerError(f"--vs {args.vs} is also the --pred system")
-    # two paths are always two systems (one directory alone could be read as a directory of runs)
+    # two paths are always two systems (one folder alone could be read as a folder of runs)
     systems = find_systems(paths) if args.vs else {Path(args.pred).name or args.pred: Path(args.pred)}
     notes = read_notes(args.text) if args.text else None
     gold, preds = load_gold_and_systems(args.gold, systems, notes)

@@ -1,4 +1,4 @@
-"""``share-ner tag``: tag note files, directories and MIMIC note exports with a trained model.
+"""``share-ner tag``: tag note files, folders and MIMIC note exports with a trained model.
 
 The work is done by :func:`share_ner.batch.runner.run_batch`; this module parses arguments.
 """
@@ -21,7 +21,7 @@ from share_ner.inputs.files import STDIN, STDIN_FORMATS
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "tag",
-        help="find and normalize disorder mentions in notes (files, directories, MIMIC CSV exports)",
+        help="find and normalize disorder mentions in notes (files, folders, MIMIC CSV exports)",
         description="Tag notes with a trained model. INPUT is a note file, a folder of notes (searched "
         "recursively for *.txt in any case; other files are named in one warning), a MIMIC-III "
         "NOTEEVENTS.csv[.gz] / MIMIC-IV-Note discharge.csv.gz or radiology.csv.gz export (recognised by its "
@@ -33,8 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="note file, folder of notes, MIMIC CSV export, or - (the standard input)")
-    p.add_argument("--model", metavar="M", help="model directory (default: the built-in default model)")
-    p.add_argument("--out", metavar="DIR",
+    p.add_argument("--model", metavar="M", help="model folder (default: the built-in default model)")
+    p.add_argument("--out", metavar="FOLDER",
                    help="output folder (created if missing); without it, JSON Lines go to stdout")
     p.add_argument("--overwrite", action="store_true",
                    help="tag every note again, replacing the results an earlier run left in the output folder "
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--shard-size", type=at_least(1), default=DEFAULT_SHARD_SIZE, metavar="N",
                    help=f"CSV exports: notes per output shard (default {DEFAULT_SHARD_SIZE})")
     p.add_argument("--rejects", metavar="FILE",
-                   help="rejects file (default DIR/rejects.tsv; without --out, rejects are printed to stderr)")
+                   help="rejects file (default FOLDER/rejects.tsv; without --out, rejects are printed to stderr)")
     p.add_argument("--abbreviations", metavar="FILE",
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion), tried by "
                         "the normalizer before the packaged clinical list, instead of the model's own list")
@@ -69,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the site's anatomy lexicon for body locations (lexicon TSV, e.g. from 'share-ner lexicon "
                         "build --umls META --anatomy'), instead of the packaged list of common body sites")
     p.add_argument("--show-text", action="store_true",
-                   help="let rejects and errors quote the first characters of a bad record (they carry PHI; by "
+                   help="let rejects and errors quote the first characters of a bad note or row (they carry PHI; by "
                         "default they name note ids, rows and byte offsets only)")
     p.add_argument("--placeholders", action="append", default=[], metavar="FILE",
                    help="the site's own de-identification placeholder patterns (TSV name<TAB>regex), each match one "
@@ -82,11 +82,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def model_dir(arg: str | None) -> Path:
-    """The model directory ``--model`` names, or the built-in default model's."""
+    """The model folder ``--model`` names, or the built-in default model's."""
     if arg:
         path = Path(arg)
         if not path.is_dir():
-            raise ShareNerError(f"{path}: no such model directory")
+            raise ShareNerError(f"{path}: no such model folder")
         return path.resolve()
     from share_ner.default_model.build import default_model_dir
 

@@ -1,4 +1,4 @@
-"""``share-ner train``: train the CRF tagger and the normalizer into a model directory."""
+"""``share-ner train``: train the CRF tagger and the normalizer into a model folder."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train",
         help="train the disorder tagger (CRF, B/I/O/DB/DI/HB/HI) and the normalizer",
         description="Train the CRF tagger on notes and ShARe pipe gold, fit the normalizer, "
-        "and write a model directory for `share-ner tag --model`.",
+        "and write a model folder for `share-ner tag --model`.",
     )
-    p.add_argument("--text", type=Path, help="training notes: a directory of .txt files (or one file)")
-    p.add_argument("--gold", type=Path, help="training gold: a directory of .pipe.txt files (or one pipe file)")
+    p.add_argument("--text", type=Path, help="training notes: a folder of .txt files (or one file)")
+    p.add_argument("--gold", type=Path, help="training gold: a folder of .pipe.txt files (or one pipe file)")
     p.add_argument("--distant", type=Path, metavar="NOTES",
                    help="unannotated notes (.txt) labelled by --lexicon and self-training (share_ner.distant); "
                         "with --text/--gold too, the gold notes outweigh them")
@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--distant-config", type=Path, metavar="FILE",
                    help="--distant: JSON file of distant settings (share_ner.distant.DistantConfig keys, e.g. "
                         '{"min_confidence": 0.8, "icd_names": false}); --self-train-rounds overrides its rounds')
-    p.add_argument("--model", required=True, type=Path, metavar="DIR",
+    p.add_argument("--model", required=True, type=Path, metavar="FOLDER",
                    help="the model folder to write (created if missing; a model there is replaced when the new one "
                         "is complete)")
     p.add_argument("--overwrite", action="store_true",
