@@ -231,3 +231,17 @@ def test_summary_json_keeps_this_runs_top_concepts(tmp_path: Path) -> None:
     assert saved["top_concepts"] == [{"cui": "C_fever", "name": "", "mentions": 3},
                                      {"cui": "C_pain", "name": "", "mentions": 1}]
     assert summary.details() == "4 mentions in 2 notes: 0 negated (0%), 0 CUI-less (0%); most frequent: C_fever 3, C_pain 1"
+
+
+def test_commands_that_read_note_folders_name_the_skipped_files_too(tmp_path: Path, capsys) -> None:
+    text = tmp_path / "text"
+    shutil.copytree(TAGGER_TEXT, text)
+    (text / "note01.txt").rename(text / "note01.TXT")  # still note01: its gold applies
+    (text / "scan.pdf").write_bytes(b"%PDF")
+    (text / "note07").write_text("fever")
+    (text / "note01.ann").write_text("")  # brat annotations beside their notes are expected there
+    gold = TAGGER_TEXT.parent / "gold"
+    assert main(["ceiling", "--text", str(text), "--gold", str(gold), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["notes"] == 6
+    assert captured.err == "share-ner: warning: skipped 2 files that are not .txt notes: note07, scan.pdf\n"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from share_ner.batch.lock import RUN_NAME
 from share_ner.errors import ShareNerError
@@ -73,3 +74,16 @@ def claim_output_folder(out: Path, command: str, targets: Iterable[Path], overwr
             raise ShareNerError(f"{out}: holds {clash.name}, which this run would replace, and no earlier run of "
                                 f"{command} wrote it; give --overwrite to replace it, or another --out")
     atomic_write_text(record, json.dumps({"command": command}, indent=1) + "\n")
+
+
+def read_note_inputs(path: str | Path | Sequence[str | Path], encoding: str = "utf-8") -> dict[str, Any]:
+    """:func:`share_ner.inputs.files.read_notes`, with the other files of the folders named in one warning line on
+    stderr (a folder of ``.doc`` or extensionless exports would otherwise give fewer notes, silently)."""
+    from share_ner.inputs.files import read_notes, skipped_files_line
+
+    skipped: list[Path] = []
+    notes = read_notes(path, encoding, skipped)
+    warning = skipped_files_line(skipped)
+    if warning:
+        print(f"share-ner: warning: {warning}", file=sys.stderr)
+    return notes

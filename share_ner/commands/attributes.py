@@ -42,15 +42,14 @@ def run(args: argparse.Namespace) -> int:
     from share_ner.attributes import ContextMatcher
     from share_ner.batch.lock import output_lock
     from share_ner.batch.sinks import per_note_file_name
-    from share_ner.commands import claim_output_folder
+    from share_ner.commands import claim_output_folder, read_note_inputs
     from share_ner.commands.tag import model_dir
     from share_ner.formats import read_annotations, write_annotations
-    from share_ner.inputs.files import read_notes
     from share_ner.pipeline import model_names
 
     # a bad rules or anatomy line: one error naming the file and line
     context = ContextMatcher.load(args.context_rules, args.anatomy, model_names(model_dir(args.model)))
-    docs = read_notes(args.text, args.encoding)
+    docs = read_note_inputs(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     for doc_id in sorted(mentions):
         if doc_id not in docs:

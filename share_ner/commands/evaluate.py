@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from share_ner.commands import at_least
+from share_ner.commands import at_least, read_note_inputs
 from share_ner.errors import ShareNerError, some_of
 from share_ner.eval import attributes as task2
 from share_ner.eval.ranking import rank_systems
@@ -19,7 +19,6 @@ from share_ner.eval.report import format_by_doc, format_comparison, format_ranki
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.inputs.files import read_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if args.vs in args.pred:
             raise ShareNerError(f"--vs {args.vs} is also the --pred system")
         systems[f"{args.vs} (--vs)"] = Path(args.vs)
-    notes = read_notes(args.text) if args.text else None
+    notes = read_note_inputs(args.text) if args.text else None
     gold, preds = load_gold_and_systems(args.gold, systems, notes)
 
     if len(systems) > 1 and not args.vs:

@@ -55,11 +55,10 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.batch.lock import output_lock
     from share_ner.batch.processes import settle_heap
-    from share_ner.commands import claim_output_folder
+    from share_ner.commands import claim_output_folder, read_note_inputs
     from share_ner.commands.train import load_lexicon_arg
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
-    from share_ner.inputs.files import read_notes
     from share_ner.lexicons.abbreviations import load_abbreviations
     from share_ner.linking.config import NormalizerConfig
     from share_ner.linking.normalizer import Normalizer, group_counts
@@ -90,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             normalizer = Normalizer.fit(lexicon, train_docs, train_gold, config, site)
         else:
             normalizer = Normalizer(lexicon, config=config, abbreviations=site)
-    docs = read_notes(args.text, args.encoding)
+    docs = read_note_inputs(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     out = Path(args.out)
     settle_heap()  # the index and the notes stay to the end: the collector need not walk them again
@@ -121,10 +120,10 @@ def _training_notes(texts: list[str], golds: list[str],
                     encoding: str) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """The notes of every ``--train-text`` (a note id in two of them is an error naming both files) and the
     annotations of every ``--train-gold``, merged."""
+    from share_ner.commands import read_note_inputs
     from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
 
-    docs = read_notes(texts, encoding)
+    docs = read_note_inputs(texts, encoding)
     gold: dict[str, list[Mention]] = {}
     for pipes in golds:
         gold.update(read_annotations(pipes, docs))

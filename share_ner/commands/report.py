@@ -10,11 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from share_ner.commands import OVERWRITE_HELP, at_least, prepare_output_file, starts_with
+from share_ner.commands import OVERWRITE_HELP, at_least, prepare_output_file, read_note_inputs, starts_with
 from share_ner.errors import ShareNerError
 from share_ner.eval.html_report import PHI_NOTICE, groups_by_folder, groups_by_pattern, report_data, write_report
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.inputs.files import read_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         raise ShareNerError(f"--vs {args.vs} is also the --pred system")
     # two paths are always two systems (one folder alone could be read as a folder of runs)
     systems = find_systems(paths) if args.vs else {Path(args.pred).name or args.pred: Path(args.pred)}
-    notes = read_notes(args.text) if args.text else None
+    notes = read_note_inputs(args.text) if args.text else None
     gold, preds = load_gold_and_systems(args.gold, systems, notes)
     groups = groups_by_pattern(sorted(gold), args.group) if args.group else groups_by_folder(args.gold)
     texts = {d: doc.text for d, doc in notes.items()} if notes is not None else None

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from share_ner.commands import read_note_inputs
 from share_ner.errors import ShareNerError, some_of
 from share_ner.tagging.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 
@@ -95,7 +96,6 @@ def _matched(found: tuple[dict[str, list], list[str]], strict: bool, text: Path,
 
 def run(args: argparse.Namespace) -> int:
     from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
     from share_ner.tagging.training import check_gold
     from share_ner.training import gold_of_notes
 
@@ -126,14 +126,14 @@ def run(args: argparse.Namespace) -> int:
     docs: dict = {}
     gold: dict = {}
     if args.text is not None:
-        docs = read_notes(args.text, args.encoding)
+        docs = read_note_inputs(args.text, args.encoding)
         if not docs:
             raise ShareNerError(f"{args.text}: no .txt notes found")
         read = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
         gold = _matched(gold_of_notes(docs, read, args.gold, args.text), args.strict, args.text, args.gold, read)
     dev = None
     if args.dev_text is not None:
-        dev_docs = read_notes(args.dev_text, args.encoding)
+        dev_docs = read_note_inputs(args.dev_text, args.encoding)
         dev_read = read_annotations(args.dev_gold, dev_docs)
         dev_gold = _matched(gold_of_notes(dev_docs, dev_read, args.dev_gold, args.dev_text), args.strict,
                             args.dev_text, args.dev_gold, dev_read)
@@ -181,7 +181,6 @@ def _replacing(model: Path, overwrite: bool) -> Iterator[None]:
 def _train(args: argparse.Namespace, docs: dict, gold: dict, dev: Any, lexicon: Any, clusters: Any,
            config: TaggerConfig, site: Any, say: Callable[[str], None]) -> int:
     from share_ner.eval.dev import record_dev_scores
-    from share_ner.inputs.files import read_notes
     from share_ner.linking.config import NormalizerConfig
     from share_ner.training import train_model
 
@@ -196,7 +195,7 @@ def _train(args: argparse.Namespace, docs: dict, gold: dict, dev: Any, lexicon: 
             distant_config = replace(distant_config, rounds=args.self_train_rounds)  # validated as a new config
         if not args.distant.exists():
             raise ShareNerError(f"{args.distant}: no such file or directory")
-        notes = read_notes(args.distant, args.encoding)
+        notes = read_note_inputs(args.distant, args.encoding)
         if args.distant_limit is not None:
             notes = {k: notes[k] for k in sorted(notes)[: max(args.distant_limit, 0)]}
         out = train_distant(notes, lexicon, args.model, config, gold_docs=docs, gold=gold, config=distant_config,

@@ -65,8 +65,9 @@ def is_note_name(name: str) -> bool:
 def walk_note_files(path: str | Path, skipped: list[Path] | None = None) -> Iterator[NoteEntry]:
     """Note files (``*.txt`` in any case, gold files left out) under ``path`` (a file, or a directory searched
     recursively), streamed in a fixed order: each directory's entries sorted by name, sub-directories walked where
-    they sort. ``skipped`` (when given) receives the other regular files met in the directories: neither notes,
-    gold files nor hidden files (:func:`skipped_files_line` words them for a warning).
+    they sort. ``skipped`` (when given) receives the other regular files met in the directories: neither notes nor
+    files expected beside them (gold, ``.ann``, hidden and run files; :func:`skipped_files_line` words them for a
+    warning).
 
     Each real directory is walked once (by device and inode), so a symbolic link back up the tree is not
     followed into a loop, and a directory linked twice is read once, under the first name met. A ``*.txt``
@@ -112,9 +113,20 @@ def _walk_dir(directory: Path, st: os.stat_result, seen: set[tuple[int, int]],
             yield from _walk_dir(Path(entry.path), est, seen, skipped)
         elif note_name:
             yield NoteEntry(Path(entry.path), _not_a_file(est.st_mode))
-        elif (skipped is not None and stat.S_ISREG(est.st_mode) and not entry.name.startswith(".")
-              and not is_gold_file(Path(entry.name))):
+        elif skipped is not None and stat.S_ISREG(est.st_mode) and not _expected_beside_notes(entry.name):
             skipped.append(Path(entry.path))
+
+
+# Files a folder of notes holds by convention, that are not worth a warning: brat's configuration and share-ner's own
+# run files (an output folder inside the input, a brat collection given as input).
+_EXPECTED_NAMES = frozenset({"annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf", "run.json",
+                             "summary.json", "rejects.tsv", "manifest.ndjson"})
+
+
+def _expected_beside_notes(name: str) -> bool:
+    """Hidden files, gold files and brat annotations (``.ann`` beside their notes), and :data:`_EXPECTED_NAMES`."""
+    return (name.startswith(".") or is_gold_file(Path(name)) or name.lower().endswith(".ann")
+            or name in _EXPECTED_NAMES)
 
 
 def skipped_files_line(skipped: Sequence[Path], shown: int = 3) -> str | None:
