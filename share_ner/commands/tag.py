@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "NOTEEVENTS.csv[.gz] / MIMIC-IV-Note discharge.csv.gz or radiology.csv.gz export (recognised by its "
         "header), or - for the standard input: by default the whole input is one note, id 'stdin' "
         "(cat note.txt | share-ner tag -); with --stdin-format jsonl, one JSON object a line, "
-        '{"id": "...", "text": "..."} (the JSON Lines that share-ner tag writes read back too). Rerunning the same '
+        '{"id": "...", "text": "..."}. Rerunning the same '
         "command after an interruption resumes where it stopped. A summary for people (notes, mentions, the most "
         "frequent concepts, the share negated, rejects) goes to stderr; stdout holds only JSON Lines.",
     )
@@ -42,7 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "other settings)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, dest="fmt",
                    help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports; "
-                        "parquet: CSV exports, one mentions table per shard, needs pyarrow)")
+                        "brat: <note>.ann beside a copy of <note>.txt, with the annotation.conf and visual.conf that "
+                        "make the output folder a collection brat opens; parquet: CSV exports, one mentions table per "
+                        "shard, needs pyarrow)")
     p.add_argument("--jobs", type=at_least(1), default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--category", action="append", default=[], metavar="C",
                    help="CSV exports: keep only notes of this CATEGORY / note_type (repeatable)")

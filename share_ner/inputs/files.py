@@ -180,7 +180,7 @@ class StdinNote:
 def iter_stdin_notes(data: bytes, fmt: str = "text", encoding: str = "utf-8") -> Iterator[StdinNote]:
     """The notes of standard input ``data``: with ``fmt="text"`` the whole input is one note, id ``stdin``, read as
     stored (``\\r`` kept); with ``fmt="jsonl"`` each non-blank line is one JSON object ``{"id": ..., "text": ...}``
-    (``doc_id`` is taken for ``id``, so share-ner's own JSON Lines output reads back). A line that holds no note
+    (``doc_id`` is taken for ``id`` too). A line that holds no note
     comes with its ``problem`` (naming the line, never its text)."""
     if fmt == "text":
         if not data:
