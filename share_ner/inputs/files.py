@@ -7,6 +7,7 @@ Offsets in every annotation format count characters of the text as stored,
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -16,6 +17,7 @@ from typing import Iterator, Sequence
 
 from share_ner.document import Document
 from share_ner.errors import InputError, some_of
+from share_ner.inputs.mimic import BAD_ID_RE
 from share_ner.io import decode_note, doc_id_from_path, is_gold_file
 
 
@@ -197,10 +199,6 @@ def iter_stdin_notes(data: bytes, fmt: str = "text", encoding: str = "utf-8") ->
         return
     if fmt != "jsonl":
         raise ValueError(f"unknown standard input format {fmt!r}; expected one of {', '.join(STDIN_FORMATS)}")
-    import json
-
-    from share_ner.inputs.mimic import BAD_ID_RE
-
     seen: dict[str, int] = {}
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
