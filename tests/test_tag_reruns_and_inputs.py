@@ -245,3 +245,13 @@ def test_commands_that_read_note_folders_name_the_skipped_files_too(tmp_path: Pa
     captured = capsys.readouterr()
     assert json.loads(captured.out)["notes"] == 6
     assert captured.err == "share-ner: warning: skipped 2 files that are not .txt notes: note07, scan.pdf\n"
+
+
+def test_a_rejects_file_elsewhere_gets_its_folder(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("fever")
+    (notes / "empty.txt").write_text("")
+    rejects = tmp_path / "logs" / "today" / "rejects.tsv"
+    summary = run_batch([notes], regex_factory, opts(tmp_path / "out", rejects=rejects))
+    assert summary.rejected == 1 and len(rejects.read_text().splitlines()) == 2

@@ -273,6 +273,8 @@ class _Runner:
     @staticmethod
     def _reject_log(path: Path | None, stream: TextIO | None) -> _RejectLog:
         try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)  # --rejects elsewhere: its folder, as every output's
             return _RejectLog(path, stream)
         except OSError as exc:
             raise ShareNerError(f"{path}: cannot write the rejects file ({exc.strerror or exc})") from None
