@@ -12,13 +12,16 @@ command again:
 
 - note files give one output per note (``<doc>.pipe.txt``, ``.ann`` or
   ``.jsonl``); a note whose output exists is skipped;
+- the notes of the standard input (input ``-``) give one output per note too, tagged again by every run;
 - a CSV export gives shards of ``shard_size`` consecutive selected rows
   (``<out>/<csv name>/part-00000.jsonl``...); a shard is done once renamed into
   place, and ``manifest.ndjson`` beside the shards records each one's rows and
   counts. The shard being written when the run stopped is discarded and redone.
 
-One run at a time writes into an output directory (:mod:`share_ner.batch.lock`): a second run stops with an
-error naming the first, and takes over the lock of a run that was killed.
+One run at a time writes into an output folder (:mod:`share_ner.batch.lock`): a second run stops with an
+error naming the first, and takes over the lock of a run that was killed. ``run.json`` holds the settings of the
+run (the model by its content, not its path); a run with other settings is refused unless ``overwrite``, which
+tags every note again. BRAT output ends with the ``annotation.conf`` and ``visual.conf`` of the folder.
 
 Bad input never stops the batch: an empty, binary or undecodable note, a malformed CSV row, a duplicate note id,
 a truncated ``.gz``, a note whose worker process died, a note that ran out of time
