@@ -62,6 +62,12 @@ def test_folder_outputs_refuse_to_replace_files_another_run_wrote(tmp_path: Path
     assert "which this run would replace" in err
     assert {p.name: p.read_bytes() for p in gold_copy.iterdir()} == before
     assert main([*command, "--out", str(gold_copy), "--overwrite"]) == 0
+    # a folder another command writes into (its run.json), even without a file of the same name
+    tagged = tmp_path / "tagged"
+    tagged.mkdir()
+    (tagged / "run.json").write_text('{"format": null, "model": "model 0123456789abcdef"}\n')
+    _refused(capsys, [*command, "--out", str(tagged)])
+    assert not (tagged / written).exists()
 
 
 def test_train_refuses_a_folder_that_is_not_a_model_unless_overwrite(tmp_path: Path, capsys) -> None:

@@ -60,17 +60,17 @@ def prepare_output_file(path: str | Path, overwrite: bool, ours: Callable[[Path]
 
 
 def claim_output_folder(out: Path, command: str, targets: Iterable[Path], overwrite: bool) -> None:
-    """Record in ``out`` (``run.json``) that ``command`` writes into it. Files it would replace that an earlier run
-    of the same command did not write (gold files, another command's outputs) are one error line naming
-    ``--overwrite``; a rerun of the command replaces its own outputs."""
+    """Record in ``out`` (``run.json``) that ``command`` writes into it. Another run's record, or files it would
+    replace that an earlier run of the same command did not write (gold files, another command's outputs), are one
+    error line naming ``--overwrite``; a rerun of the command replaces its own outputs."""
     record = out / RUN_NAME
     try:
         earlier = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
     except (OSError, ValueError):
         earlier = None
     if not overwrite and not (isinstance(earlier, dict) and earlier.get("command") == command):
-        clash = next((t for t in targets if t.exists()), None)
-        if clash is not None:
+        clash = record if record.exists() else next((t for t in targets if t.exists()), None)
+        if clash is not None:  # another run's record too: one folder holds one run
             raise ShareNerError(f"{out}: holds {clash.name}, which this run would replace, and no earlier run of "
                                 f"{command} wrote it; give --overwrite to replace it, or another --out")
     atomic_write_text(record, json.dumps({"command": command}, indent=1) + "\n")
