@@ -98,7 +98,7 @@ def entry() -> None:
     """The ``share-ner`` console script: :func:`main`, then the exit.
 
     When :func:`main` leaves no thread running, the process ends without Python's teardown: the exit handlers run
-    (logging, multiprocessing, temporary directories) and the standard streams are flushed, but the model's
+    (logging, multiprocessing, temporary folders) and the standard streams are flushed, but the model's
     millions of objects are not freed one by one (a noticeable part of a short run's CPU time; the system
     reclaims the memory at once). Every file the commands write is closed before :func:`main` returns.
     """

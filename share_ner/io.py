@@ -17,8 +17,9 @@ GOLD_SUFFIXES = (".pipe.txt", ".txt.pipe", ".pipe")
 def doc_id_from_path(path: str | Path) -> str:
     """The note id of a note or annotation file: its name without ``.txt``/``.pipe.txt``/``.ann``... suffixes."""
     name = Path(path).name
+    lower = name.lower()  # ECG.TXT is note ECG, as ecg.txt is note ecg
     for suffix in GOLD_SUFFIXES + (".txt", ".ann", ".jsonl"):
-        if name.endswith(suffix):
+        if lower.endswith(suffix):
             return name[: -len(suffix)]
     return name
 
@@ -117,4 +118,4 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def is_gold_file(path: Path) -> bool:
-    return path.name.endswith(GOLD_SUFFIXES)
+    return path.name.lower().endswith(GOLD_SUFFIXES)

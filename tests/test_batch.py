@@ -322,7 +322,7 @@ def test_truncated_gzip_keeps_good_notes_and_redoes_the_cut_shard(tmp_path: Path
 def test_setup_errors(tmp_path: Path, noteevents: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(ShareNerError, match="output directory is not writable"):
+    with pytest.raises(ShareNerError, match="output folder is not writable"):
         run_batch([noteevents], regex_factory, opts(blocker / "out"))
     with pytest.raises(InputError, match="no such file or directory"):
         run_batch([tmp_path / "missing"], regex_factory, opts(tmp_path / "o"))
@@ -339,7 +339,7 @@ def test_read_error_midway_is_one_error_after_the_notes_read(notes_dir: Path, tm
 
     walks = []
 
-    def walk(path: Path):
+    def walk(path: Path, skipped=None):
         walks.append(path)
         yield NoteEntry(notes_dir / "a.txt")
         if len(walks) > 1:  # the directory became unreadable after the walk that counts the notes before work

@@ -141,4 +141,4 @@ def test_by_doc_table(capsys):
 
 def test_vs_with_several_systems_is_one_line(capsys):
     err = _one_line_error(capsys, ["evaluate", "--gold", GOLD, "--pred", PRED, PRED_B, "--vs", GOLD])
-    assert "--vs and --by-doc need exactly one --pred" in err
+    assert "--vs and --by-note need exactly one --pred" in err

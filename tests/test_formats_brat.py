@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from share_ner.document import Document, Mention
+from share_ner.document import CUI_LESS, Document, Mention
 from share_ner.errors import InputError
 from share_ner.formats import brat
 
@@ -100,3 +102,69 @@ def test_malformed_lines_name_file_and_line(line, fragment):
 
 def test_byte_order_mark_is_ignored():
     assert brat.parse_ann("\ufeffT1\tDisease_Disorder 0 3\tThe\n", "n") == [Mention("n", ((0, 3),))]
+
+
+# ---------------------------------------------------------------- the collection's configuration
+
+
+def _conf_sections(text: str) -> dict[str, list[str]]:
+    """A brat configuration file's lines by section, comments and blank lines left out."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.split("\n"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = sections.setdefault(line[1:-1], [])
+        else:
+            assert current is not None, line
+            current.append(line)
+    return sections
+
+
+def test_annotation_conf_declares_every_type_and_attribute_value_the_ann_files_use(tmp_path: Path) -> None:
+    from share_ner.document import ATTRIBUTE_VALUES, Attributes
+    from share_ner.formats.brat import write_collection_conf
+
+    text = "No fever. Knee pain and cough."
+    (tmp_path / "ward").mkdir()
+    brat.write_brat(tmp_path / "a.ann", [Mention("a", ((3, 8),), "C0015967", attributes=Attributes(negation="yes"))], text)
+    brat.write_brat(tmp_path / "ward" / "b.ann", [
+        Mention("b", ((10, 19),), "C0231749", attributes=Attributes(body_location="C0022742", severity="severe")),
+        Mention("b", ((24, 29),), CUI_LESS, type="Sign_or_symptom")], text)
+    write_collection_conf(tmp_path)
+    conf = _conf_sections((tmp_path / "annotation.conf").read_text(encoding="utf-8"))
+    assert set(conf) == {"entities", "relations", "events", "attributes"}  # the sections brat expects
+    assert conf["entities"] == ["Disease_Disorder", "Sign_or_symptom"]
+    attributes = dict(line.split("\t") for line in conf["attributes"])
+    for name, allowed in ATTRIBUTE_VALUES.items():
+        assert attributes[name] == f"Arg:<ENTITY>, Value:{'|'.join(allowed)}"
+    assert attributes["body_location"] == "Arg:<ENTITY>, Value:C0022742"
+    # every A line of the files names a declared attribute and one of its values
+    for ann in tmp_path.rglob("*.ann"):
+        for line in ann.read_text().splitlines():
+            if line.startswith("A"):
+                name, _, value = line.split("\t")[1].split(" ")
+                assert value in attributes[name].split("Value:")[1].split("|")
+    visual = _conf_sections((tmp_path / "visual.conf").read_text(encoding="utf-8"))
+    assert set(visual) == {"labels", "drawing"}
+    assert "Disease_Disorder | Disease Disorder | Disease" in visual["labels"]
+    assert any(line.startswith("negation\t") and "box:crossed" in line for line in visual["drawing"])
+
+
+def test_tag_with_brat_output_writes_a_collection_brat_opens(small_model: Path, tmp_path: Path) -> None:
+    from share_ner.cli import main
+    from share_ner.inputs.files import read_notes
+
+    text_dir = Path(__file__).parent / "fixtures" / "tagger" / "text"
+    out = tmp_path / "brat"
+    assert main(["tag", str(text_dir), "--model", str(small_model), "--out", str(out), "--format", "brat",
+                 "--quiet"]) == 0
+    assert (out / "annotation.conf").is_file() and (out / "visual.conf").is_file()
+    notes = read_notes(text_dir)
+    for doc_id, doc in notes.items():  # brat lists a collection's notes by their .txt, offsets into it
+        assert (out / f"{doc_id}.txt").read_bytes().decode("utf-8") == doc.text
+        for m in brat.read_brat(out / f"{doc_id}.ann"):
+            assert m.spans[-1][1] <= len(doc.text)
+    conf = _conf_sections((out / "annotation.conf").read_text(encoding="utf-8"))
+    assert conf["entities"] == ["Disease_Disorder"]

@@ -183,8 +183,13 @@ def test_help_and_errors(tmp_path, capsys):
     assert "--group '(' is not a regular expression" in capsys.readouterr().err
     assert main(["report", "--gold", GOLD, "--pred", PRED, "--vs", PRED, "--out", str(tmp_path / "r.html")]) == 2
     assert not (tmp_path / "r.html").exists()
-    assert main(["report", "--gold", GOLD, "--pred", PRED, "--out", str(tmp_path / "no" / "r.html")]) == 2
-    assert "cannot write the report" in capsys.readouterr().err
+    assert main(["report", "--gold", GOLD, "--pred", PRED, "--out", str(tmp_path / "new" / "r.html")]) == 0
+    assert (tmp_path / "new" / "r.html").is_file()  # its folder is created, as every command's output folder
+    (tmp_path / "blocker").write_text("")
+    capsys.readouterr()
+    assert main(["report", "--gold", GOLD, "--pred", PRED, "--out", str(tmp_path / "blocker" / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "blocker" in err
 
 
 # ---- the page in a real browser ---------------------------------------------------------------------------------

@@ -47,8 +47,8 @@ def test_tag_csv_to_stdout_with_jobs_2(small_model: Path, tmp_path: Path, capsys
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--model", "{tmp}/nowhere"], "nowhere: no such model directory"),
-    (["--out", "{tmp}/blocker/out"], "output directory is not writable"),
+    (["--model", "{tmp}/nowhere"], "nowhere: no such model folder"),
+    (["--out", "{tmp}/blocker/out"], "output folder is not writable"),
     (["--format", "brat", "--out", "{tmp}/o"], "BRAT output needs one file per note"),
 ])
 def test_tag_errors_are_one_line_exit_2(tmp_path: Path, capsys, args: list[str], message: str) -> None:

@@ -35,6 +35,8 @@ except ImportError:  # not POSIX: the recorded holder is checked instead
 
 LOCK_NAME = ".share-ner.lock"
 
+RUN_NAME = "run.json"  # the record of the run that writes into an output folder: its command or settings
+
 
 @dataclass(frozen=True)
 class Holder:
@@ -104,7 +106,7 @@ def _busy(directory: Path, path: Path, holder: Holder | None, locked: bool) -> S
     # a flock ends with its process; only a lock checked by its record can outlive its run (on another host)
     hint = "" if locked else f" (if that run is gone, remove {path})"
     return ShareNerError(f"{directory}: another run is writing into this directory ({who}); wait for it to end or "
-                         f"give another output directory{hint}")
+                         f"give another output folder{hint}")
 
 
 def _try_flock(fd: int) -> bool | None:
@@ -134,12 +136,12 @@ def acquire(directory: Path, what: str) -> tuple[int, OutputLock]:
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ShareNerError(f"{directory}: output directory is not writable ({exc.strerror or exc})") from None
+        raise ShareNerError(f"{directory}: output folder is not writable ({exc.strerror or exc})") from None
     for _ in range(100):  # the file can be removed between open and lock by the run that ends: open it again
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise ShareNerError(f"{directory}: output directory is not writable ({exc.strerror or exc})") from None
+            raise ShareNerError(f"{directory}: output folder is not writable ({exc.strerror or exc})") from None
         try:
             got = _try_flock(fd)
             earlier = _read_holder(fd)

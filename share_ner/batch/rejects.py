@@ -33,11 +33,12 @@ class Reject:
         return "\t".join(_clean(v) for v in values) + "\n"
 
     def where(self) -> str:
-        """The record in words, for stderr: ``note 174 (row 3, byte 1042)``."""
+        """Where the reject is, in words, for stderr: ``note 174 (row 3, byte 1042)``."""
         at = ", ".join(x for x in (f"row {self.row}" if self.row is not None else "",
                                    f"byte {self.byte}" if self.byte is not None else "") if x)
-        what = f"note {self.note_id}" if self.note_id else "a record"
-        return what + (f" ({at})" if at else "")
+        if not self.note_id:  # a row or line without a usable id
+            return at or "an input without a note id"
+        return f"note {self.note_id}" + (f" ({at})" if at else "")
 
 
 def _clean(value: str) -> str:

@@ -12,13 +12,16 @@ command again:
 
 - note files give one output per note (``<doc>.pipe.txt``, ``.ann`` or
   ``.jsonl``); a note whose output exists is skipped;
+- the notes of the standard input (input ``-``) give one output per note too, tagged again by every run;
 - a CSV export gives shards of ``shard_size`` consecutive selected rows
   (``<out>/<csv name>/part-00000.jsonl``...); a shard is done once renamed into
   place, and ``manifest.ndjson`` beside the shards records each one's rows and
   counts. The shard being written when the run stopped is discarded and redone.
 
-One run at a time writes into an output directory (:mod:`share_ner.batch.lock`): a second run stops with an
-error naming the first, and takes over the lock of a run that was killed.
+One run at a time writes into an output folder (:mod:`share_ner.batch.lock`): a second run stops with an
+error naming the first, and takes over the lock of a run that was killed. ``run.json`` holds the settings of the
+run (the model by its content, not its path); a run with other settings is refused unless ``overwrite``, which
+tags every note again. BRAT output ends with the ``annotation.conf`` and ``visual.conf`` of the folder.
 
 Bad input never stops the batch: an empty, binary or undecodable note, a malformed CSV row, a duplicate note id,
 a truncated ``.gz``, a note whose worker process died, a note that ran out of time
@@ -40,12 +43,12 @@ import threading
 import time
 from collections import Counter, deque
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence, TextIO
+from typing import Any, BinaryIO, Iterator, Sequence, TextIO
 
 from share_ner.batch.annotate import AnnotatorFactory, NoteResult, annotate_notes, count_tokens
-from share_ner.batch.lock import OutputLock, output_lock
+from share_ner.batch.lock import RUN_NAME, OutputLock, output_lock
 from share_ner.batch.processes import _WORKER, BatchPool, _init_worker, _load_annotator, _work, settle_heap
 from share_ner.batch.progress import progress_bar, sigterm_as_interrupt
 from share_ner.batch.rejects import REJECTS_NAME, Reject, _RejectLog
@@ -60,22 +63,30 @@ from share_ner.batch.sinks import (
     _StreamSink,
     per_note_file_name,
 )
+from share_ner.batch.summary import RunSummary
 from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS
 from share_ner.batch.workers import WorkerPool
 from share_ner.document import Document
 from share_ner.errors import InputError, ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
+from share_ner.formats.brat import write_collection_conf
 from share_ner.formats.parquet import require_pyarrow
 from share_ner.inputs.contract import note_name_problem, table_note_id
-from share_ner.inputs.files import read_note, walk_note_files
+from share_ner.inputs.files import (
+    STDIN,
+    STDIN_FORMATS,
+    iter_stdin_notes,
+    read_note,
+    skipped_files_line,
+    walk_note_files,
+)
 from share_ner.inputs.mimic import CsvRecord, check_encoding, is_csv_path, iter_csv_notes, read_header
 from share_ner.inputs.parquet import is_parquet_path, iter_parquet_notes, read_table_layout
 from share_ner.io import atomic_write_text, doc_id_from_path
 
 SUMMARY_NAME = "summary.json"
 
-
-RUN_NAME = "run.json"
+STDIN_SOURCE = "<stdin>"  # the source the rejects file names for a note of the standard input
 
 
 @dataclass
@@ -108,70 +119,12 @@ class BatchOptions:
     note_seconds: float | None = DEFAULT_NOTE_SECONDS
     # who writes into ``out``, named in the error of another run that finds it locked
     command: str = "share-ner tag"
-
-
-_THIS_RUN = ("tagged", "skipped_done", "tagged_tokens", "seconds", "startup_seconds", "jobs", "interrupted")
-
-
-@dataclass
-class RunSummary:
-    """What the outputs hold, and what this run did.
-
-    ``notes``, ``mentions``, ``tokens``, ``characters``, ``rejected`` and the skipped counts describe the whole
-    output: a run resumed after an interruption reports what an uninterrupted run would. ``tagged`` (and
-    ``tagged_tokens``) are the notes this run tagged itself, ``skipped_done`` those an earlier run had finished.
-    """
-
-    notes: int = 0
-    mentions: int = 0
-    rejected: int = 0
-    tokens: int = 0
-    characters: int = 0
-    skipped_iserror: int = 0  # MIMIC-III rows flagged ISERROR = 1, left out (no --include-errors)
-    skipped_category: int = 0  # rows of another category than --category
-    tagged: int = 0
-    skipped_done: int = 0
-    tagged_tokens: int = 0
-    seconds: float = 0.0
-    startup_seconds: float = 0.0
-    jobs: int = 1
-    interrupted: bool = False
-    out: str | None = None
-    rejects_file: str | None = None
-
-    @property
-    def work_seconds(self) -> float:
-        """Wall time after the model was loaded (the rates are per this time)."""
-        return max(self.seconds - self.startup_seconds, 1e-9)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The counts of the output at the top level; this run's own counts and timings under ``this_run``."""
-        d = asdict(self)
-        run = {k: d.pop(k) for k in _THIS_RUN}
-        run["seconds"] = round(self.seconds, 3)
-        run["startup_seconds"] = round(self.startup_seconds, 3)
-        run["tokens_per_second"] = round(self.tagged_tokens / self.work_seconds, 1)
-        run["notes_per_second"] = round(self.tagged / self.work_seconds, 2)
-        d["this_run"] = run
-        return d
-
-    def line(self) -> str:
-        """A one-line human summary for stderr."""
-        text = (
-            f"tagged {self.tagged} notes ({self.tagged_tokens} tokens) in {self.seconds:.1f} s, "
-            f"{self.tagged_tokens / self.work_seconds:,.0f} tokens/s after {self.startup_seconds:.1f} s of model "
-            "loading"
-        )
-        if self.skipped_done:
-            text += f"; {self.skipped_done} already done"
-        text += f"; {self.notes} notes, {self.mentions} mentions in all"
-        if self.skipped_iserror:
-            text += f"; {self.skipped_iserror} ISERROR rows left out"
-        if self.skipped_category:
-            text += f"; {self.skipped_category} rows of other categories left out"
-        if self.rejected:
-            text += f"; {self.rejected} rejected" + (f" (see {self.rejects_file})" if self.rejects_file else "")
-        return text
+    # the notes of the input "-" (:func:`share_ner.inputs.files.iter_stdin_notes`): "text", the whole standard input
+    # is one note; "jsonl", one {"id", "text"} object a line
+    stdin_format: str = "text"
+    # start afresh in ``out``: tag every note again, replacing the outputs, shards, rejects and run.json of an
+    # earlier run (whatever its settings) instead of resuming it
+    overwrite: bool = False
 
 
 # ---------------------------------------------------------------- inputs
@@ -182,6 +135,7 @@ class _Input:
     path: Path
     is_csv: bool
     sink: _Sink | None = None
+    is_stdin: bool = False
 
 
 def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
@@ -196,15 +150,17 @@ def _read_note_file(path: Path, doc_id: str, encoding: str) -> Document | str:
 
 
 class _Runner:
-    def __init__(self, inputs: Sequence[Path], factory: AnnotatorFactory, options: BatchOptions,
-                 stdout: TextIO, stderr: TextIO) -> None:
+    def __init__(self, inputs: Sequence[Path | str], factory: AnnotatorFactory, options: BatchOptions,
+                 stdout: TextIO, stderr: TextIO, stdin: BinaryIO | None = None) -> None:
         self.factory = factory
         self.opt = options
         self.stdout = stdout
         self.stderr = stderr
-        # a CSV export or a Parquet table: records in rows, written in shards
-        self.inputs = [_Input(Path(p), (Path(p).is_file() and is_csv_path(p)) or is_parquet_path(p))
+        # a CSV export or a Parquet table: records in rows, written in shards; "-": notes from standard input
+        self.inputs = [_Input(Path(p), False, is_stdin=True) if str(p) == STDIN
+                       else _Input(Path(p), (Path(p).is_file() and is_csv_path(p)) or is_parquet_path(p))
                        for p in inputs]
+        self.stdin = stdin
         self.summary = RunSummary(jobs=options.jobs)
         self.stop = threading.Event()
         self.selected = 0  # records counted against --limit
@@ -233,7 +189,17 @@ class _Runner:
         if not self.inputs:
             raise ShareNerError("no input given")
         check_encoding(opt.encoding)  # one setup error, not one reject per note
+        if sum(inp.is_stdin for inp in self.inputs) > 1:
+            raise ShareNerError("the standard input (-) is given twice; it can be read once")
+        if opt.stdin_format not in STDIN_FORMATS:
+            raise ShareNerError(f"unknown standard input format {opt.stdin_format!r}; expected one of "
+                                f"{', '.join(STDIN_FORMATS)}")
         for inp in self.inputs:
+            if inp.is_stdin:
+                if opt.fmt == "parquet":
+                    raise ShareNerError("Parquet output is written in shards of a CSV export; for notes from the "
+                                        "standard input use --format jsonl, share or brat")
+                continue
             if not inp.path.exists() and not inp.path.is_symlink():
                 raise InputError(inp.path, "no such file or directory")
             if inp.is_csv:
@@ -271,7 +237,7 @@ class _Runner:
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
-            raise ShareNerError(f"{out}: output directory is not writable ({exc.strerror or exc})") from None
+            raise ShareNerError(f"{out}: output folder is not writable ({exc.strerror or exc})") from None
         self._check_run_file(out)
         self._remove_stale_temps(out)
         stems: dict[str, Path] = {}
@@ -282,7 +248,7 @@ class _Runner:
                     raise ShareNerError(f"{inp.path} and {stems[stem]} would both write to {out / stem}; rename one")
                 stems[stem] = inp.path
                 shard = _ShardSink(out / stem, opt.fmt or "jsonl", opt.shard_size)
-                shard.prepare()
+                shard.prepare(fresh=opt.overwrite)
                 inp.sink = shard
             else:
                 inp.sink = _NoteFileSink(out, opt.fmt or "share")
@@ -294,11 +260,12 @@ class _Runner:
         """Walk the note-file inputs once before any work: count them (for the progress bar) and, when there are
         several, stop at a note that would have the same output (same sub-directory and note id) as a note of
         another input, naming both files. One set of names is kept, and only with several inputs."""
-        roots = [inp.path for inp in self.inputs if not inp.is_csv]
+        roots = [inp.path for inp in self.inputs if not inp.is_csv and not inp.is_stdin]
         names: dict[tuple[str, str], Path] | None = {} if len(roots) > 1 else None
         count = 0
+        skipped: list[Path] = []
         for root in roots:
-            for entry in walk_note_files(root):
+            for entry in walk_note_files(root, skipped):
                 count += 1
                 if names is None:
                     continue
@@ -308,12 +275,17 @@ class _Runner:
                     where = Path(key[0]) / per_note_file_name(key[1], self.opt.fmt or "share")
                     raise ShareNerError(
                         f"{entry.path} and {other} are both note {key[1]!r} and would both write {where}; "
-                        "give their directories as separate runs (another --out) or rename one")
+                        "give their folders as separate runs (another --out) or rename one")
         self.note_files = count
+        warning = skipped_files_line(skipped)
+        if warning:  # one line, however many: a folder of .doc files or extensionless exports is not tagged
+            print(f"share-ner: warning: {warning}", file=self.stderr)
 
     @staticmethod
     def _reject_log(path: Path | None, stream: TextIO | None) -> _RejectLog:
         try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)  # --rejects elsewhere: its folder, as every output's
             return _RejectLog(path, stream)
         except OSError as exc:
             raise ShareNerError(f"{path}: cannot write the rejects file ({exc.strerror or exc})") from None
@@ -328,11 +300,14 @@ class _Runner:
                 earlier = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 earlier = None
-            if isinstance(earlier, dict) and earlier != settings:
+            if isinstance(earlier, dict) and earlier != settings and not opt.overwrite:
                 diff = ", ".join(f"{k} {earlier.get(k)!r} then {v!r}" for k, v in settings.items() if earlier.get(k) != v)
                 raise ShareNerError(
-                    f"{out} holds a run with other settings ({diff}); resume with the same options or use another --out"
+                    f"{out} holds a run with other settings ({diff}); resume with the same options, use another "
+                    "--out, or give --overwrite to replace its results"
                 )
+        if opt.overwrite:  # before run.json names the new settings: a stop in between leaves nothing to resume
+            (out / REJECTS_NAME).unlink(missing_ok=True)
         atomic_write_text(path, json.dumps(settings, indent=1) + "\n")
 
     @staticmethod
@@ -347,6 +322,8 @@ class _Runner:
 
         For CSV exports it is estimated as the run goes, from the share of the file read.
         """
+        if any(inp.is_stdin for inp in self.inputs):
+            return self.opt.limit
         if any(inp.is_csv for inp in self.inputs):
             if self.opt.limit is None and all(inp.is_csv for inp in self.inputs):
                 self.total_bytes = sum(inp.path.stat().st_size for inp in self.inputs)
@@ -365,8 +342,23 @@ class _Runner:
                 return
             if inp.is_csv:
                 yield from self._csv_items(inp)
+            elif inp.is_stdin:
+                yield from self._stdin_items(inp)
             else:
                 yield from self._file_items(inp)
+
+    def _stdin_items(self, inp: _Input) -> Iterator[_Item]:
+        """The notes of the standard input; a rerun tags them again (what they hold may differ from run to run)."""
+        stream = self.stdin if self.stdin is not None else sys.stdin.buffer
+        for note in iter_stdin_notes(stream.read(), self.opt.stdin_format, self.opt.encoding):
+            if self._limit_reached() or self.stop.is_set():
+                return
+            self.selected += 1
+            if note.doc is None:
+                yield _Item(inp.sink, Path(), STDIN_SOURCE, reject=Reject(STDIN_SOURCE, note.note_id, note.problem or "",
+                                                                         note.line))
+            else:
+                yield _Item(inp.sink, Path(), STDIN_SOURCE, doc=note.doc)
 
     def _file_items(self, inp: _Input) -> Iterator[_Item]:
         sink = inp.sink
@@ -382,7 +374,7 @@ class _Runner:
             if entry.problem is not None:
                 yield _Item(sink, rel_dir, str(path), reject=Reject(str(path), named, entry.problem))
                 continue
-            if isinstance(sink, _NoteFileSink):
+            if isinstance(sink, _NoteFileSink) and not self.opt.overwrite:
                 output = sink.output_path(rel_dir, doc_id)
                 if output.exists():
                     yield _Item(sink, rel_dir, done=True, earlier=self._earlier_note(sink, path, output, doc_id))
@@ -504,6 +496,7 @@ class _Runner:
                 s.notes += 1
                 s.tagged += 1
                 s.mentions += len(result.mentions)
+                s.count_mentions(result.mentions)
                 s.tokens += result.tokens
                 s.tagged_tokens += result.tokens
                 s.characters += len(item.doc.text)
@@ -578,6 +571,8 @@ class _Runner:
                                         "resume") from None
             if self.error is not None:
                 raise self.error
+            if self.opt.out is not None and self.opt.fmt == "brat":
+                write_collection_conf(self.opt.out)  # brat opens the output folder as a collection
         except BaseException:
             self.stop.set()
             self.summary.interrupted = True
@@ -621,8 +616,10 @@ def run_batch(
     *,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    stdin: BinaryIO | None = None,
 ) -> RunSummary:
-    """Tag every note of ``inputs`` (note files, directories, MIMIC CSV exports) with annotators from ``factory``.
+    """Tag every note of ``inputs`` (note files, directories, MIMIC CSV exports, and ``"-"``: the notes of
+    ``stdin``, by default the standard input's bytes) with annotators from ``factory``.
 
     SIGTERM is handled like Ctrl-C: work in progress is discarded, everything
     completed stays, and ``KeyboardInterrupt`` is raised. Raises
@@ -630,6 +627,6 @@ def run_batch(
     text column, an unwritable output directory, a resume with other settings).
     """
     options = options or BatchOptions()
-    runner = _Runner([Path(p) for p in inputs], factory, options, stdout or sys.stdout, stderr or sys.stderr)
+    runner = _Runner(list(inputs), factory, options, stdout or sys.stdout, stderr or sys.stderr, stdin)
     with sigterm_as_interrupt():
         return runner.run()

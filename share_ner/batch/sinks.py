@@ -77,6 +77,10 @@ class _NoteFileSink(_Sink):
         if directory not in self.made:
             directory.mkdir(parents=True, exist_ok=True)
             self.made.add(directory)
+        if self.fmt == "brat":  # brat shows a note from its .txt beside the .ann: written first, so a done .ann has it
+            text = directory / f"{item.doc.id}.txt"
+            if not (item.source and text.exists() and text.samefile(item.source)):  # not the note itself
+                atomic_write_text(text, item.doc.text)
         write_annotations(directory, item.doc, result.mentions, self.fmt)
 
     def mentions_in(self, path: Path) -> int:
@@ -120,9 +124,14 @@ class _ShardSink(_Sink):
     def shard_name(self, index: int) -> str:
         return f"part-{index:05d}{self.suffix}"
 
-    def prepare(self) -> None:
-        """Read the manifest of an earlier run; a shard is done when listed complete and present."""
+    def prepare(self, fresh: bool = False) -> None:
+        """Read the manifest of an earlier run; a shard is done when listed complete and present. ``fresh``:
+        remove an earlier run's shards and manifest instead (every row is tagged again)."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            for path in self.directory.glob(f"part-*{self.suffix}"):
+                path.unlink(missing_ok=True)
+            self.manifest.unlink(missing_ok=True)
         if not self.manifest.exists():
             return
         for line in self.manifest.read_text(encoding="utf-8").split("\n"):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from share_ner.commands import read_note_inputs
 from share_ner.formats import read_annotations
-from share_ner.inputs.files import read_notes
 from share_ner.tagging.scheme import PAIRINGS, SCHEMES, round_trip_ceiling
 
 
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Split the notes into sentences, encode the gold mentions as tags and decode them "
         "again; report the share of mentions (and of discontiguous ones) given back exactly.",
     )
-    p.add_argument("--text", required=True, metavar="T", help="the notes (directory or .txt file)")
+    p.add_argument("--text", required=True, metavar="T", help="the notes (folder or .txt file)")
     p.add_argument("--gold", required=True, metavar="G", help="gold annotations (pipe, BRAT or JSONL)")
     p.add_argument("--scheme", choices=sorted(SCHEMES), default="biohd",
                    help="biohd = B/I/O/DB/DI/HB/HI (default); bio = discontiguous mentions as their hull")
@@ -52,7 +52,7 @@ def format_table(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    docs = read_notes(args.text)
+    docs = read_note_inputs(args.text)
     gold = read_annotations(args.gold, docs)  # checks every span ends within its note
     result = round_trip_ceiling(docs, gold, args.scheme, args.pairing)
     if args.json:

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from share_ner.commands import OVERWRITE_HELP, prepare_output_file, starts_with
 from share_ner.errors import ShareNerError
 
 
@@ -29,13 +30,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="clusters_command", metavar="ACTION")
     b = sub.add_parser(
         "build",
-        help="build a cluster file from a directory of notes",
+        help="build a cluster file from a folder of notes",
         description="Cluster the words of NOTES by their ±2-token contexts (PPMI, truncated SVD, mini-batch "
         "k-means at several granularities) and write `word<TAB>cluster_ids` lines to --out, "
         "for `share-ner train --clusters`.",
     )
-    b.add_argument("notes", type=Path, metavar="NOTES", help="unannotated notes: a directory of .txt files (searched recursively) or one file")
-    b.add_argument("--out", required=True, type=Path, help="the cluster file to write (TSV)")
+    b.add_argument("notes", type=Path, metavar="NOTES", help="unannotated notes: a folder of .txt files (searched recursively) or one file")
+    b.add_argument("--out", required=True, type=Path, metavar="FILE",
+                   help="the cluster file to write (TSV; its folder is created if missing)")
+    b.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP + " (a cluster file is replaced anyway)")
     b.add_argument("--n-clusters", type=_cluster_sizes, default=(64, 256, 1024), metavar="K[,K...]",
                    help="numbers of clusters, one granularity each (default 64,256,1024)")
     b.add_argument("--min-count", type=int, default=5, help="cluster only words seen at least this often (default 5)")
@@ -50,6 +53,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     if args.min_count < 1:
         raise ShareNerError(f"--min-count must be at least 1, got {args.min_count}")
+    prepare_output_file(args.out, args.overwrite, starts_with("word\tcluster_ids"), "a cluster file")
     started = time.perf_counter()
     report, skipped = build_clusters_file(args.notes, args.out, args.n_clusters, args.min_count, args.seed, args.encoding)
     for line in skipped:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from share_ner.commands import at_least
+from share_ner.commands import at_least, read_note_inputs
 from share_ner.errors import ShareNerError, some_of
 from share_ner.eval import attributes as task2
 from share_ner.eval.ranking import rank_systems
@@ -19,26 +19,25 @@ from share_ner.eval.report import format_by_doc, format_comparison, format_ranki
 from share_ner.eval.scoring import Scores, score
 from share_ner.eval.significance import compare
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.inputs.files import read_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "evaluate",
         help="score predicted mentions against gold (Task 1a P/R/F1, Task 1b accuracy, Task 2a attributes)",
-        description="Score predictions against gold annotations (pipe, BRAT .ann or JSON Lines; a directory "
-        "or one file). Several --pred paths, or one directory of run directories, give a ranking.",
+        description="Score predictions against gold annotations (pipe, BRAT .ann or JSON Lines; a folder "
+        "or one file). Several --pred paths, or one folder of run folders, give a ranking.",
     )
-    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (directory or file)")
+    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (folder or file)")
     p.add_argument("--pred", required=True, nargs="+", metavar="P",
-                   help="predictions; several (or a directory of run directories) rank the systems")
+                   help="predictions; several (or a folder of run folders) rank the systems")
     p.add_argument("--text", metavar="T", help="the notes: check every span ends within its note")
     p.add_argument("--vs", metavar="P2", help="second system: test each metric's difference for significance")
     p.add_argument("--shuffles", type=at_least(1), default=10_000, metavar="N",
                    help="approximate-randomization shuffles (default 10000)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed of the shuffles (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    p.add_argument("--by-doc", action="store_true", help="add per-note counts")
+    p.add_argument("--by-note", "--by-doc", action="store_true", dest="by_doc", help="add per-note counts")
     p.add_argument("--allow-extra", action="store_true",
                    help="leave out predicted notes that have no gold annotations instead of stopping")
     p.set_defaults(func=run)
@@ -56,12 +55,12 @@ def _report_coverage(name: str, sc: Scores) -> None:
 def run(args: argparse.Namespace) -> int:
     systems = find_systems(args.pred)
     if len(systems) > 1 and (args.vs or args.by_doc):
-        raise ShareNerError("--vs and --by-doc need exactly one --pred (several systems are ranked)")
+        raise ShareNerError("--vs and --by-note need exactly one --pred (several systems are ranked)")
     if args.vs:
         if args.vs in args.pred:
             raise ShareNerError(f"--vs {args.vs} is also the --pred system")
         systems[f"{args.vs} (--vs)"] = Path(args.vs)
-    notes = read_notes(args.text) if args.text else None
+    notes = read_note_inputs(args.text) if args.text else None
     gold, preds = load_gold_and_systems(args.gold, systems, notes)
 
     if len(systems) > 1 and not args.vs:

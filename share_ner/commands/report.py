@@ -10,11 +10,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from share_ner.commands import at_least
+from share_ner.commands import OVERWRITE_HELP, at_least, prepare_output_file, read_note_inputs, starts_with
 from share_ner.errors import ShareNerError
 from share_ner.eval.html_report import PHI_NOTICE, groups_by_folder, groups_by_pattern, report_data, write_report
 from share_ner.eval.systems import find_systems, load_gold_and_systems
-from share_ner.inputs.files import read_notes
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,13 +25,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "boundary errors, discontiguous mistakes, CUI errors, the most frequent wrong strings) and every note "
         "with its gold and predicted mentions highlighted. PHI: " + PHI_NOTICE,
     )
-    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (directory or file)")
-    p.add_argument("--pred", required=True, metavar="P", help="predictions (directory or file)")
+    p.add_argument("--gold", required=True, metavar="G", help="gold annotations (folder or file)")
+    p.add_argument("--pred", required=True, metavar="P", help="predictions (folder or file)")
     p.add_argument("--vs", metavar="P2", help="a second system, shown beside the first, each metric tested")
     p.add_argument("--text", metavar="T",
-                   help="the notes (directory or .txt file): their text goes into the report, highlighted; "
+                   help="the notes (folder or .txt file): their text goes into the report, highlighted; "
                    "without it the report lists offsets only")
-    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
+    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write (its folder is created if "
+                   "missing)")
+    p.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP + " (an HTML page is replaced anyway)")
     p.add_argument("--group", metavar="REGEX",
                    help="note groups of the F1 chart from the note id: the regex's first group (e.g. '_(inc|exc)$'); "
                    "default: the folder of each note's gold file under G")
@@ -48,12 +49,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    prepare_output_file(args.out, args.overwrite, starts_with("<!doctype html"), "an HTML page")
     paths = [args.pred] + ([args.vs] if args.vs else [])
     if args.vs and args.vs == args.pred:
         raise ShareNerError(f"--vs {args.vs} is also the --pred system")
-    # two paths are always two systems (one directory alone could be read as a directory of runs)
+    # two paths are always two systems (one folder alone could be read as a folder of runs)
     systems = find_systems(paths) if args.vs else {Path(args.pred).name or args.pred: Path(args.pred)}
-    notes = read_notes(args.text) if args.text else None
+    notes = read_note_inputs(args.text) if args.text else None
     gold, preds = load_gold_and_systems(args.gold, systems, notes)
     groups = groups_by_pattern(sorted(gold), args.group) if args.group else groups_by_folder(args.gold)
     texts = {d: doc.text for d, doc in notes.items()} if notes is not None else None

@@ -16,23 +16,23 @@ from share_ner.errors import ShareNerError
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "spark",
-        help="tag notes on Apache Spark (MIMIC CSV exports, Parquet tables, note directories) into Parquet tables",
+        help="tag notes on Apache Spark (MIMIC CSV exports, Parquet tables, note folders) into Parquet tables",
         description="Tag notes on Apache Spark (pip install 'share-ner[spark]'; a Java 17+ runtime). INPUT is a "
-        "MIMIC-III NOTEEVENTS.csv[.gz] or MIMIC-IV-Note CSV export, a Parquet table, or a directory of note files "
+        "MIMIC-III NOTEEVENTS.csv[.gz] or MIMIC-IV-Note CSV export, a Parquet table, or a folder of note files "
         "(*.txt), on any file system Spark reads; read as share-ner tag reads them. Writes OUT/mentions and "
         "OUT/rejects as Parquet and OUT/summary.json; rerunning the same command after a killed job keeps the "
         "chunks already committed.",
     )
-    p.add_argument("input", metavar="INPUT", help="CSV export, Parquet table or directory of note files")
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory (a Hadoop file system path)")
+    p.add_argument("input", metavar="INPUT", help="CSV export, Parquet table or folder of note files")
+    p.add_argument("--out", required=True, metavar="FOLDER", help="output folder (a Hadoop file system path)")
     p.add_argument("--master", metavar="URL", help="Spark master, e.g. local[4] (default: spark-submit's, else local[*])")
     p.add_argument("--input-format", choices=("csv", "parquet", "text"),
                    help="how to read INPUT (default: by its name or content)")
     p.add_argument("--text-col", metavar="C", help="column of the note text (default: TEXT / text)")
     p.add_argument("--id-col", metavar="C", help="column of the note id (default: ROW_ID / note_id)")
-    p.add_argument("--model", metavar="M", help="model directory every executor can read (default: the built-in model)")
+    p.add_argument("--model", metavar="M", help="model folder every executor can read (default: the built-in model)")
     p.add_argument("--ship-model", action="store_true",
-                   help="send the local model directory to the executors with the job, as a zip archive "
+                   help="send the local model folder to the executors with the job, as a zip archive "
                         "(SparkContext.addArchive)")
     p.add_argument("--include-errors", action="store_true",
                    help="MIMIC-III: keep rows flagged ISERROR=1 (skipped by default)")

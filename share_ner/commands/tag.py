@@ -1,4 +1,4 @@
-"""``share-ner tag``: tag note files, directories and MIMIC note exports with a trained model.
+"""``share-ner tag``: tag note files, folders and MIMIC note exports with a trained model.
 
 The work is done by :func:`share_ner.batch.runner.run_batch`; this module parses arguments.
 """
@@ -15,35 +15,50 @@ from share_ner.batch.timeout import DEFAULT_NOTE_SECONDS
 from share_ner.commands import at_least
 from share_ner.errors import ShareNerError
 from share_ner.formats import OUTPUT_FORMATS
+from share_ner.inputs.files import STDIN, STDIN_FORMATS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "tag",
-        help="find and normalize disorder mentions in notes (files, directories, MIMIC CSV exports)",
-        description="Tag notes with a trained model. INPUT is a note file, a directory of notes (searched "
-        "recursively for *.txt), or a MIMIC-III NOTEEVENTS.csv[.gz] / MIMIC-IV-Note discharge.csv.gz or "
-        "radiology.csv.gz export (recognised by its header). Rerunning the same command after an interruption "
-        "resumes where it stopped.",
+        help="find and normalize disorder mentions in notes (files, folders, MIMIC CSV exports)",
+        description="Tag notes with a trained model. INPUT is a note file, a folder of notes (searched "
+        "recursively for *.txt in any case; other files are named in one warning), a MIMIC-III "
+        "NOTEEVENTS.csv[.gz] / MIMIC-IV-Note discharge.csv.gz or radiology.csv.gz export (recognised by its "
+        "header), or - for the standard input: by default the whole input is one note, id 'stdin' "
+        "(cat note.txt | share-ner tag -); with --stdin-format jsonl, one JSON object a line, "
+        '{"id": "...", "text": "..."}. Rerunning the same '
+        "command after an interruption resumes where it stopped. A summary for people (notes, mentions, the most "
+        "frequent concepts, the share negated, rejects) goes to stderr; stdout holds only JSON Lines.",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="note file, directory of notes, or MIMIC CSV export")
-    p.add_argument("--model", metavar="M", help="model directory (default: the built-in default model)")
-    p.add_argument("--out", metavar="DIR",
-                   help="output directory; without it, JSON Lines go to stdout")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="note file, folder of notes, MIMIC CSV export, or - (the standard input)")
+    p.add_argument("--model", metavar="M", help="model folder (default: the built-in default model)")
+    p.add_argument("--out", metavar="FOLDER",
+                   help="output folder (created if missing); without it, JSON Lines go to stdout")
+    p.add_argument("--overwrite", action="store_true",
+                   help="tag every note again, replacing the results an earlier run left in the output folder "
+                        "(without it, a rerun resumes an earlier run with the same settings and refuses one with "
+                        "other settings)")
     p.add_argument("--format", choices=OUTPUT_FORMATS, dest="fmt",
                    help="output format (default: share pipe files for notes, JSON Lines shards for CSV exports; "
-                        "parquet: CSV exports, one mentions table per shard, needs pyarrow)")
+                        "brat: <note>.ann beside a copy of <note>.txt, with the annotation.conf and visual.conf that "
+                        "make the output folder a collection brat opens; parquet: CSV exports, one mentions table per "
+                        "shard, needs pyarrow)")
     p.add_argument("--jobs", type=at_least(1), default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--category", action="append", default=[], metavar="C",
                    help="CSV exports: keep only notes of this CATEGORY / note_type (repeatable)")
     p.add_argument("--limit", type=at_least(0), metavar="N", help="tag at most the first N selected notes")
     p.add_argument("--include-errors", action="store_true",
                    help="MIMIC-III: keep rows flagged ISERROR=1 (skipped by default)")
+    p.add_argument("--stdin-format", choices=STDIN_FORMATS, default="text",
+                   help="how INPUT - is read: text (default: the whole standard input is one note, id 'stdin') or "
+                        'jsonl (one {"id": ..., "text": ...} object a line)')
     p.add_argument("--encoding", default="utf-8", metavar="E", help="text encoding of the inputs (default utf-8)")
     p.add_argument("--shard-size", type=at_least(1), default=DEFAULT_SHARD_SIZE, metavar="N",
                    help=f"CSV exports: notes per output shard (default {DEFAULT_SHARD_SIZE})")
     p.add_argument("--rejects", metavar="FILE",
-                   help="rejects file (default DIR/rejects.tsv; without --out, rejects are printed to stderr)")
+                   help="rejects file (default FOLDER/rejects.tsv; without --out, rejects are printed to stderr)")
     p.add_argument("--abbreviations", metavar="FILE",
                    help="the site's own abbreviation list (TSV with the columns abbreviation, expansion), tried by "
                         "the normalizer before the packaged clinical list, instead of the model's own list")
@@ -56,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the site's anatomy lexicon for body locations (lexicon TSV, e.g. from 'share-ner lexicon "
                         "build --umls META --anatomy'), instead of the packaged list of common body sites")
     p.add_argument("--show-text", action="store_true",
-                   help="let rejects and errors quote the first characters of a bad record (they carry PHI; by "
+                   help="let rejects and errors quote the first characters of a bad note or row (they carry PHI; by "
                         "default they name note ids, rows and byte offsets only)")
     p.add_argument("--placeholders", action="append", default=[], metavar="FILE",
                    help="the site's own de-identification placeholder patterns (TSV name<TAB>regex), each match one "
@@ -69,15 +84,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def model_dir(arg: str | None) -> Path:
-    """The model directory ``--model`` names, or the built-in default model's."""
+    """The model folder ``--model`` names, or the built-in default model's."""
     if arg:
         path = Path(arg)
         if not path.is_dir():
-            raise ShareNerError(f"{path}: no such model directory")
+            raise ShareNerError(f"{path}: no such model folder")
         return path.resolve()
     from share_ner.default_model.build import default_model_dir
 
     return Path(default_model_dir()).resolve()
+
+
+def model_identity(model: Path) -> str:
+    """What ``run.json`` records of the model: its content (the checksum of its ``config.json``, which covers the
+    size and SHA-256 of every file), never its path, so that the same model found elsewhere (the packaged default
+    after ``pip install -e .`` instead of ``pip install .``) resumes the same run."""
+    import json
+
+    from share_ner.io import file_sha256
+    from share_ner.model import CHECKSUM_KEY, FILES
+
+    config = model / FILES.config
+    try:
+        checksum = json.loads(config.read_text(encoding="utf-8")).get(CHECKSUM_KEY)
+    except (OSError, ValueError, AttributeError):
+        checksum = None  # loading the model names the problem; the identity falls back to the bytes
+    if not isinstance(checksum, str):
+        checksum = file_sha256(config) if config.is_file() else "no config"
+    return f"model {checksum[:16]}"
 
 
 def _uses_dense(model: Path) -> bool:
@@ -109,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     from share_ner.batch.annotate import load_annotator
     from share_ner.batch.runner import BatchOptions, run_batch
 
-    for path in map(Path, args.inputs):
+    for path in (Path(p) for p in args.inputs if p != STDIN):
         if not path.exists():  # before the default model is built or loaded
             raise ShareNerError(f"{path}: no such file or directory")
     if not args.note_timeout >= 0:
@@ -120,9 +154,11 @@ def run(args: argparse.Namespace) -> int:
         use_site_placeholders(args.placeholders)  # a bad regex is one line naming the file and line
     model = model_dir(args.model)
     factory = functools.partial(load_annotator, model)
-    identity = str(model)  # recorded in run.json: a resumed run must use the same model and list
+    identity = model_identity(model)  # recorded in run.json: a resumed run must use the same model and lists
     if args.placeholders:
-        identity += " with placeholders " + ",".join(args.placeholders)
+        from share_ner.lexicons.lexicon import hash_bytes
+
+        identity += " with placeholders " + ",".join(hash_bytes(Path(f).read_bytes())[:16] for f in args.placeholders)
     if args.abbreviations:
         import json
 
@@ -176,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
         preload=preload,
         show_text=args.show_text,
         note_seconds=args.note_timeout,
+        overwrite=args.overwrite,
+        stdin_format=args.stdin_format,
     )
     try:
         summary = run_batch(args.inputs, factory, options)
@@ -186,4 +224,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     if not args.quiet:
         print(f"share-ner: {summary.line()}", file=sys.stderr)
+        details = summary.details()
+        if details:
+            print(f"share-ner: {details}", file=sys.stderr)
     return 0

@@ -1,14 +1,18 @@
-"""``share-ner train``: train the CRF tagger and the normalizer into a model directory."""
+"""``share-ner train``: train the CRF tagger and the normalizer into a model folder."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from share_ner.errors import ShareNerError
+from share_ner.commands import read_note_inputs
+from share_ner.errors import ShareNerError, some_of
 from share_ner.tagging.config import ALGORITHMS, SCHEMES, TaggerConfig, load_config
 
 
@@ -17,10 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train",
         help="train the disorder tagger (CRF, B/I/O/DB/DI/HB/HI) and the normalizer",
         description="Train the CRF tagger on notes and ShARe pipe gold, fit the normalizer, "
-        "and write a model directory for `share-ner tag --model`.",
+        "and write a model folder for `share-ner tag --model`.",
     )
-    p.add_argument("--text", type=Path, help="training notes: a directory of .txt files (or one file)")
-    p.add_argument("--gold", type=Path, help="training gold: a directory of .pipe.txt files (or one pipe file)")
+    p.add_argument("--text", type=Path, help="training notes: a folder of .txt files (or one file)")
+    p.add_argument("--gold", type=Path, help="training gold: a folder of .pipe.txt files (or one pipe file)")
     p.add_argument("--distant", type=Path, metavar="NOTES",
                    help="unannotated notes (.txt) labelled by --lexicon and self-training (share_ner.training.distant); "
                         "with --text/--gold too, the gold notes outweigh them")
@@ -30,7 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--distant-config", type=Path, metavar="FILE",
                    help="--distant: JSON file of distant settings (share_ner.training.distant.DistantConfig keys, e.g. "
                         '{"min_confidence": 0.8, "icd_names": false}); --self-train-rounds overrides its rounds')
-    p.add_argument("--model", required=True, type=Path, help="the model directory to write")
+    p.add_argument("--model", required=True, type=Path, metavar="FOLDER",
+                   help="the model folder to write (created if missing; a model there is replaced when the new one "
+                        "is complete)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a --model path that holds something else than a share-ner model (its files are "
+                        "deleted once the new model is complete)")
     p.add_argument("--dev-text", type=Path, help="dev notes, scored after training")
     p.add_argument("--dev-gold", type=Path, help="dev gold (with --dev-text)")
     p.add_argument("--scheme", choices=SCHEMES, help="tag scheme (default biohd; bio flattens discontiguous mentions to their hull)")
@@ -67,9 +76,17 @@ def load_lexicon_arg(value: str) -> Any:
     return load_lexicon(value)  # a TSV path, or "hpo"
 
 
-def _matched(found: tuple[dict[str, list], list[str]], strict: bool) -> dict[str, list]:
-    """The matched gold; each problem a warning on stderr (with ``--strict``, an error)."""
+def _matched(found: tuple[dict[str, list], list[str]], strict: bool, text: Path, gold_path: Path,
+             read: dict[str, list]) -> dict[str, list]:
+    """The matched gold; each problem a warning on stderr (with ``--strict``, an error). Gold that matches no
+    mention to a note of ``text`` is one error line, before any warning: a tagger trained on it finds nothing."""
     gold, problems = found
+    if not any(gold.values()):
+        if any(read.values()):
+            ids = sorted(d for d, ms in read.items() if ms)
+            raise ShareNerError(f"{gold_path}: none of its mentions is in a note of {text} (it annotates "
+                                f"{len(ids)} note(s): {some_of(ids, 3)}); give the notes the gold was annotated on")
+        raise ShareNerError(f"{gold_path}: no gold mention found; a tagger needs annotated mentions to learn from")
     for problem in problems:
         if strict:
             raise ShareNerError(f"{problem} (--strict)")
@@ -78,12 +95,9 @@ def _matched(found: tuple[dict[str, list], list[str]], strict: bool) -> dict[str
 
 
 def run(args: argparse.Namespace) -> int:
-    from share_ner.eval.dev import record_dev_scores
     from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
-    from share_ner.linking.config import NormalizerConfig
     from share_ner.tagging.training import check_gold
-    from share_ner.training import gold_of_notes, train_model
+    from share_ner.training import gold_of_notes
 
     if (args.dev_text is None) != (args.dev_gold is None):
         raise ShareNerError("--dev-text and --dev-gold go together")
@@ -112,16 +126,17 @@ def run(args: argparse.Namespace) -> int:
     docs: dict = {}
     gold: dict = {}
     if args.text is not None:
-        docs = read_notes(args.text, args.encoding)
+        docs = read_note_inputs(args.text, args.encoding)
         if not docs:
             raise ShareNerError(f"{args.text}: no .txt notes found")
-        gold = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
-        gold = _matched(gold_of_notes(docs, gold, args.gold, args.text), args.strict)
+        read = read_annotations(args.gold, docs)  # every span checked to end within its note (file, line)
+        gold = _matched(gold_of_notes(docs, read, args.gold, args.text), args.strict, args.text, args.gold, read)
     dev = None
     if args.dev_text is not None:
-        dev_docs = read_notes(args.dev_text, args.encoding)
-        dev_gold = _matched(gold_of_notes(dev_docs, read_annotations(args.dev_gold, dev_docs), args.dev_gold,
-                                          args.dev_text), args.strict)
+        dev_docs = read_note_inputs(args.dev_text, args.encoding)
+        dev_read = read_annotations(args.dev_gold, dev_docs)
+        dev_gold = _matched(gold_of_notes(dev_docs, dev_read, args.dev_gold, args.dev_text), args.strict,
+                            args.dev_text, args.dev_gold, dev_read)
         check_gold(dev_docs, dev_gold, "dev gold")
         dev = (dev_docs, dev_gold)
     lexicon = load_lexicon_arg(args.lexicon)
@@ -132,6 +147,42 @@ def run(args: argparse.Namespace) -> int:
         clusters = load_clusters(args.clusters)
     if docs:
         say(f"{len(docs)} notes, {sum(len(v) for v in gold.values())} gold mentions; scheme {config.scheme}")
+    with _replacing(args.model, args.overwrite):
+        return _train(args, docs, gold, dev, lexicon, clusters, config, site, say)
+
+
+@contextmanager
+def _replacing(model: Path, overwrite: bool) -> Iterator[None]:
+    """A ``--model`` path that holds something else than a model is an error naming ``--overwrite``; with it, the
+    path is moved aside while the model is trained, deleted once it is written, and put back if training fails."""
+    from share_ner.model import FILES
+
+    other = model.exists() and (not model.is_dir() or (any(model.iterdir()) and not (model / FILES.config).exists()))
+    if not other:
+        yield
+        return
+    if not overwrite:
+        what = "is not a folder" if not model.is_dir() else "is a folder that is not empty and is not a share-ner model"
+        raise ShareNerError(f"{model}: {what}; give --overwrite to replace it, or another --model")
+    aside = model.with_name(f".{model.name}.replaced{os.getpid()}")
+    os.replace(model, aside)
+    try:
+        yield
+    except BaseException:
+        if not model.exists():
+            os.replace(aside, model)
+        raise
+    if aside.is_dir():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
+def _train(args: argparse.Namespace, docs: dict, gold: dict, dev: Any, lexicon: Any, clusters: Any,
+           config: TaggerConfig, site: Any, say: Callable[[str], None]) -> int:
+    from share_ner.eval.dev import record_dev_scores
+    from share_ner.linking.config import NormalizerConfig
+    from share_ner.training import train_model
 
     options = dict(clusters=clusters, fit_normalizer=not args.no_normalizer,
                    normalizer_config=NormalizerConfig(dense=args.dense), normalizer_abbreviations=site,
@@ -144,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
             distant_config = replace(distant_config, rounds=args.self_train_rounds)  # validated as a new config
         if not args.distant.exists():
             raise ShareNerError(f"{args.distant}: no such file or directory")
-        notes = read_notes(args.distant, args.encoding)
+        notes = read_note_inputs(args.distant, args.encoding)
         if args.distant_limit is not None:
             notes = {k: notes[k] for k in sorted(notes)[: max(args.distant_limit, 0)]}
         out = train_distant(notes, lexicon, args.model, config, gold_docs=docs, gold=gold, config=distant_config,

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
-from share_ner.document import ATTRIBUTE_NAMES, CUI_LESS, Attributes, Mention
+from share_ner.document import ATTRIBUTE_NAMES, ATTRIBUTE_VALUES, CUI_LESS, DISORDER, Attributes, Mention
 from share_ner.errors import InputError
 from share_ner.io import atomic_write_text, doc_id_from_path, read_text_file
 
@@ -216,3 +216,64 @@ def format_brat(mentions: Iterable[Mention], doc_text: str | None = None) -> str
 def write_brat(path: str | Path, mentions: Iterable[Mention], doc_text: str | None = None) -> None:
     """Write an ``.ann`` file atomically (temporary file, then rename)."""
     atomic_write_text(path, format_brat(mentions, doc_text))
+
+
+ANNOTATION_CONF = "annotation.conf"
+VISUAL_CONF = "visual.conf"
+
+
+def _collection_types(directory: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """The entity types and the attribute values (:data:`ATTRIBUTE_NAMES` only) the ``.ann`` files under
+    ``directory`` use; a file that does not parse is left to the tools that read it."""
+    types: set[str] = set()
+    values: dict[str, set[str]] = {name: set() for name in ATTRIBUTE_NAMES}
+    for path in sorted(directory.rglob(f"*{SUFFIX}")):
+        try:
+            mentions = read_brat(path)
+        except (InputError, OSError):
+            continue
+        for m in mentions:
+            types.add(m.type)
+            if m.attributes is not None:
+                for name, value in m.attributes.non_default().items():
+                    values[name].add(value)
+    return sorted(types), {name: sorted(v) for name, v in values.items()}
+
+
+def format_annotation_conf(types: Iterable[str], values: Mapping[str, Iterable[str]]) -> str:
+    """brat's ``annotation.conf`` for mentions of ``types`` with share-ner's attribute lines: each attribute of
+    :data:`ATTRIBUTE_VALUES` with its values (a closed list), ``body_location`` with the values of ``values`` (CUIs,
+    an open list). ``#`` (AnnotatorNotes) and ``N`` (normalization) lines need no declaration."""
+    lines = ["# The annotation types of share-ner's BRAT output: disorder mentions and their ShARe/CLEF 2014 "
+             "attributes.", "", "[entities]", ""]
+    lines += [t for t in sorted(set(types)) or [DISORDER]]
+    lines += ["", "[relations]", "", "<OVERLAP>\tArg1:<ENTITY>, Arg2:<ENTITY>, <OVL-TYPE>:<ANY>", "", "[events]", "",
+              "[attributes]", ""]
+    for name in ATTRIBUTE_NAMES:
+        allowed = ATTRIBUTE_VALUES.get(name) or tuple(sorted(set(values.get(name, ())))) or (CUI_LESS,)
+        lines.append(f"{name}\tArg:<ENTITY>, Value:{'|'.join(allowed)}")
+    return "\n".join(lines) + "\n"
+
+
+def format_visual_conf(types: Iterable[str]) -> str:
+    """brat's ``visual.conf``: readable labels of the mention types and attributes, a colour for the mentions, a
+    crossed box for negated ones and a dashed one for uncertain ones."""
+    lines = ["[labels]", ""]
+    for t in sorted(set(types)) or [DISORDER]:
+        words = t.replace("_", " ")
+        lines.append(f"{t} | {words} | {words.split(' ')[0]}")
+    lines += [f"{name} | {name.replace('_', ' ')}" for name in ATTRIBUTE_NAMES]
+    lines += ["", "[drawing]", "", "SPAN_DEFAULT\tfgColor:black, bgColor:#ffd8a8, borderColor:darken",
+              "ARC_DEFAULT\tcolor:black, dashArray:-", "",
+              # a mention has an A line only for a value other than the default: yes, for these two
+              "negation\tbox:crossed, glyph:<NONE>, dashArray:<NONE>", "uncertainty\tdashArray:3-3, glyph:<NONE>"]
+    return "\n".join(lines) + "\n"
+
+
+def write_collection_conf(directory: str | Path) -> None:
+    """Write ``annotation.conf`` and ``visual.conf`` into ``directory`` for the ``.ann`` files under it, so that
+    brat opens the folder (and its sub-folders) as a collection."""
+    directory = Path(directory)
+    types, values = _collection_types(directory)
+    atomic_write_text(directory / ANNOTATION_CONF, format_annotation_conf(types, values))
+    atomic_write_text(directory / VISUAL_CONF, format_visual_conf(types))

@@ -7,14 +7,17 @@ Offsets in every annotation format count characters of the text as stored,
 from __future__ import annotations
 
 import errno
+import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from share_ner.document import Document
-from share_ner.errors import InputError
+from share_ner.errors import InputError, some_of
+from share_ner.inputs.contract import BAD_ID_RE
 from share_ner.io import decode_note, doc_id_from_path, is_gold_file
 
 
@@ -63,9 +66,17 @@ def _not_a_file(mode: int) -> str | None:
     return "not a regular file"
 
 
-def walk_note_files(path: str | Path) -> Iterator[NoteEntry]:
-    """Note files (``*.txt``, gold files left out) under ``path`` (a file, or a directory searched recursively),
-    streamed in a fixed order: each directory's entries sorted by name, sub-directories walked where they sort.
+def is_note_name(name: str) -> bool:
+    """A note file's name: ``*.txt`` in any case (``ECG.TXT``), not a gold file (``*.pipe.txt``)."""
+    return name.lower().endswith(".txt") and not is_gold_file(Path(name))
+
+
+def walk_note_files(path: str | Path, skipped: list[Path] | None = None) -> Iterator[NoteEntry]:
+    """Note files (``*.txt`` in any case, gold files left out) under ``path`` (a file, or a directory searched
+    recursively), streamed in a fixed order: each directory's entries sorted by name, sub-directories walked where
+    they sort. ``skipped`` (when given) receives the other regular files met in the directories: neither notes nor
+    files expected beside them (gold, ``.ann``, hidden and run files; :func:`skipped_files_line` words them for a
+    warning).
 
     Each real directory is walked once (by device and inode), so a symbolic link back up the tree is not
     followed into a loop, and a directory linked twice is read once, under the first name met. A ``*.txt``
@@ -85,10 +96,11 @@ def walk_note_files(path: str | Path) -> Iterator[NoteEntry]:
         yield NoteEntry(root, _not_a_file(st.st_mode))
         return
     seen: set[tuple[int, int]] = set()
-    yield from _walk_dir(root, st, seen)
+    yield from _walk_dir(root, st, seen, skipped)
 
 
-def _walk_dir(directory: Path, st: os.stat_result, seen: set[tuple[int, int]]) -> Iterator[NoteEntry]:
+def _walk_dir(directory: Path, st: os.stat_result, seen: set[tuple[int, int]],
+              skipped: list[Path] | None) -> Iterator[NoteEntry]:
     key = (st.st_dev, st.st_ino)
     if key in seen:
         return
@@ -98,7 +110,7 @@ def _walk_dir(directory: Path, st: os.stat_result, seen: set[tuple[int, int]]) -
     except OSError as exc:
         raise InputError(directory, f"cannot list directory: {exc.strerror or exc}") from None
     for entry in entries:
-        note_name = entry.name.endswith(".txt") and not is_gold_file(Path(entry.name))
+        note_name = is_note_name(entry.name)
         try:
             est = entry.stat()  # follows symbolic links
         except OSError as exc:
@@ -107,29 +119,122 @@ def _walk_dir(directory: Path, st: os.stat_result, seen: set[tuple[int, int]]) -
                 yield NoteEntry(Path(entry.path), f"{what} ({exc.strerror or exc})")
             continue
         if stat.S_ISDIR(est.st_mode):
-            yield from _walk_dir(Path(entry.path), est, seen)
+            yield from _walk_dir(Path(entry.path), est, seen, skipped)
         elif note_name:
             yield NoteEntry(Path(entry.path), _not_a_file(est.st_mode))
+        elif skipped is not None and stat.S_ISREG(est.st_mode) and not _expected_beside_notes(entry.name):
+            skipped.append(Path(entry.path))
 
 
-def iter_note_paths(path: str | Path) -> Iterator[Path]:
+# Files a folder of notes holds by convention, that are not worth a warning: brat's configuration and share-ner's own
+# run files (an output folder inside the input, a brat collection given as input).
+_EXPECTED_NAMES = frozenset({"annotation.conf", "visual.conf", "tools.conf", "kb_shortcuts.conf", "run.json",
+                             "summary.json", "rejects.tsv", "manifest.ndjson"})
+
+
+def _expected_beside_notes(name: str) -> bool:
+    """Hidden files, gold files and brat annotations (``.ann`` beside their notes), and :data:`_EXPECTED_NAMES`."""
+    return (name.startswith(".") or is_gold_file(Path(name)) or name.lower().endswith(".ann")
+            or name in _EXPECTED_NAMES)
+
+
+def skipped_files_line(skipped: Sequence[Path], shown: int = 3) -> str | None:
+    """One warning line naming the files of an input folder that are not notes (at most ``shown`` of them, then
+    how many more), or None when there are none."""
+    if not skipped:
+        return None
+    files = "file that is not a .txt note" if len(skipped) == 1 else "files that are not .txt notes"
+    return f"skipped {len(skipped)} {files}: {some_of([p.name for p in skipped], shown)}"
+
+
+def iter_note_paths(path: str | Path, skipped: list[Path] | None = None) -> Iterator[Path]:
     """The paths of :func:`walk_note_files`; an entry that cannot be a note is an :class:`InputError`."""
-    for entry in walk_note_files(path):
+    for entry in walk_note_files(path, skipped):
         if entry.problem is not None:
             raise InputError(entry.path, entry.problem)
         yield entry.path
 
 
-def read_notes(path: str | Path | Sequence[str | Path], encoding: str = "utf-8") -> dict[str, Document]:
+def read_notes(path: str | Path | Sequence[str | Path], encoding: str = "utf-8",
+               skipped: list[Path] | None = None) -> dict[str, Document]:
     """All notes under ``path`` (or under each of several paths) keyed by id; two notes with the same id are an
-    error."""
+    error. ``skipped``: as for :func:`walk_note_files`."""
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     docs: dict[str, Document] = {}
     origin: dict[str, Path] = {}
-    for p in (p for root in paths for p in iter_note_paths(root)):
+    for p in (p for root in paths for p in iter_note_paths(root, skipped)):
         doc = read_note(p, encoding)
         if doc.id in docs:
             raise InputError(p, f"note id {doc.id!r} also used by {origin[doc.id]}")
         docs[doc.id] = doc
         origin[doc.id] = p
     return docs
+
+
+STDIN = "-"  # the input name that reads notes from the standard input
+STDIN_NOTE_ID = "stdin"  # the id of the note read from the whole standard input
+STDIN_FORMATS = ("text", "jsonl")
+
+
+@dataclass(frozen=True)
+class StdinNote:
+    """A note read from the standard input, or (``problem`` set) a line that holds none."""
+
+    note_id: str
+    line: int | None
+    doc: Document | None = None
+    problem: str | None = None
+
+
+def iter_stdin_notes(data: bytes, fmt: str = "text", encoding: str = "utf-8") -> Iterator[StdinNote]:
+    """The notes of standard input ``data``: with ``fmt="text"`` the whole input is one note, id ``stdin``, read as
+    stored (``\\r`` kept); with ``fmt="jsonl"`` each non-blank line is one JSON object ``{"id": ..., "text": ...}``
+    (``doc_id`` is taken for ``id`` too). A line that holds no note
+    comes with its ``problem`` (naming the line, never its text)."""
+    if fmt == "text":
+        if not data:
+            yield StdinNote(STDIN_NOTE_ID, None, problem="empty standard input")
+            return
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            yield StdinNote(STDIN_NOTE_ID, None, problem=f"binary input (NUL byte at byte {nul})")
+            return
+        try:
+            yield StdinNote(STDIN_NOTE_ID, None, Document(STDIN_NOTE_ID, decode_note(data, "<stdin>", encoding)))
+        except InputError as exc:
+            yield StdinNote(STDIN_NOTE_ID, None, problem=exc.message)
+        return
+    if fmt != "jsonl":
+        raise ValueError(f"unknown standard input format {fmt!r}; expected one of {', '.join(STDIN_FORMATS)}")
+    seen: dict[str, int] = {}
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode(encoding))
+        except (UnicodeDecodeError, LookupError):
+            yield StdinNote("", lineno, problem=f"line {lineno}: not valid {encoding}")
+            continue
+        except ValueError:
+            yield StdinNote("", lineno, problem=f"line {lineno}: not a JSON object")
+            continue
+        if not isinstance(record, dict):
+            yield StdinNote("", lineno, problem=f"line {lineno}: not a JSON object")
+            continue
+        note_id = record.get("id", record.get("doc_id"))
+        text = record.get("text")
+        if not isinstance(note_id, (str, int)) or isinstance(note_id, bool) or str(note_id) == "":
+            yield StdinNote("", lineno, problem=f'line {lineno}: no "id" (a string or number)')
+        elif BAD_ID_RE.search(str(note_id)) or re.search(r"[/\\]|^\.\.?$", str(note_id)):
+            yield StdinNote("", lineno, problem=f'line {lineno}: the "id" holds "/", "\\", "||" or a control '
+                            "character, or is . or .. (it names the note's output file)")
+        elif str(note_id) in seen:
+            yield StdinNote(str(note_id), lineno, problem=f"line {lineno}: duplicate note id (first on line "
+                            f"{seen[str(note_id)]})")
+        elif not isinstance(text, str):
+            yield StdinNote(str(note_id), lineno, problem=f'line {lineno}: no "text" string')
+        elif not text:
+            yield StdinNote(str(note_id), lineno, problem=f"line {lineno}: empty note")
+        else:
+            seen[str(note_id)] = lineno
+            yield StdinNote(str(note_id), lineno, Document(str(note_id), text))

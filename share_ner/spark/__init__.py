@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 # The package's modules: never looked up in dataframe.py (a module being imported is found in sys.modules, and the
 # daemon run as __main__ is registered there under its name without being set on the package).
 _MODULES = frozenset({"daemon", "dataframe", "inputs", "job"})
