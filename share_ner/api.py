@@ -192,7 +192,7 @@ def load(model: str | Path | None = None, *, time_limit: float | None = DEFAULT_
         model = default_model_dir()
     path = Path(model)
     if not path.is_dir():
-        raise ShareNerError(f"{path}: no such model directory")
+        raise ShareNerError(f"{path}: no such model folder")
     return Annotator(Pipeline.load(path.resolve()), time_limit)
 
 

@@ -301,3 +301,17 @@ def read_terms(path: Path, rows: int | None = None) -> Iterator[tuple[str, str]]
     if isinstance(rows, int) and not isinstance(rows, bool) and lineno - 1 != rows:
         raise ModelError(f"{path}: {lineno - 1} terms where {FILES.config} records {rows} (truncated or changed); "
                          "retrain the model or restore its directory")
+
+
+def model_identity(directory: Path) -> str:
+    """What a run's ``run.json`` records of its model: its content (the checksum of its ``config.json``, which covers
+    the size and SHA-256 of every file), never its path, so that the same model found elsewhere (the packaged
+    default after ``pip install -e .`` instead of ``pip install .``) resumes the same run."""
+    config = Path(directory) / FILES.config
+    try:
+        checksum = json.loads(config.read_text(encoding="utf-8")).get(CHECKSUM_KEY)
+    except (OSError, ValueError, AttributeError):
+        checksum = None  # loading the model names the problem; the identity falls back to the bytes
+    if not isinstance(checksum, str):
+        checksum = file_sha256(config) if config.is_file() else "no config"
+    return f"model {checksum[:16]}"

@@ -62,7 +62,7 @@ def test_annotator_pickles_as_its_model_directory(tiny_model: Path) -> None:
 
 
 def test_bad_arguments_are_one_line_errors(tiny_model: Path, tmp_path: Path) -> None:
-    with pytest.raises(ShareNerError, match="nowhere: no such model directory"):
+    with pytest.raises(ShareNerError, match="nowhere: no such model folder"):
         share_ner.load(tmp_path / "nowhere")
     annotator = share_ner.load(tiny_model)
     with pytest.raises(ShareNerError, match="at least 1"):

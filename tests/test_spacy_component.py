@@ -162,7 +162,7 @@ def test_a_string_model_that_is_missing_fails_on_first_use(tmp_path: Path) -> No
 
     nlp = spacy.blank("en")
     nlp.add_pipe("share_ner", config={"model": str(tmp_path / "nowhere")})
-    with pytest.raises(ShareNerError, match="nowhere: no such model directory"):
+    with pytest.raises(ShareNerError, match="nowhere: no such model folder"):
         nlp(Document("n", "x").text)
 
 

@@ -179,8 +179,15 @@ def test_rerun_keeps_committed_chunks_and_redoes_a_killed_one(spark, model_dir: 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["chunks_kept"] == 1 and {k: summary[k] for k in COUNTS} == {k: whole[k] for k in COUNTS}
     assert (out / "chunks" / "chunk=00001.json").exists() and read_parquet(out / "mentions") == first
-    with pytest.raises(ShareNerError, match="holds a run with other settings"):
+    # the same model at another path is the same run: only the other setting is named
+    with pytest.raises(ShareNerError, match=r"other settings \(include_errors False then True\).*--overwrite"):
         run_spark(SparkOptions(str(exports), str(out), model=str(model_dir), include_errors=True), spark)
+    (out / "stray.txt").write_text("not the run's", encoding="utf-8")
+    run_spark(SparkOptions(str(exports), str(out), model=str(model_dir), include_errors=True, overwrite=True), spark)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["chunks_kept"] == 0 and {k: summary[k] for k in COUNTS} == {k: whole[k] for k in COUNTS}
+    assert read_parquet(out / "mentions") == first and (out / "stray.txt").is_file()
+    assert json.loads((out / "run.json").read_text())["include_errors"] is True
 
 
 def test_parquet_table_and_note_directory_inputs(spark, model_dir: Path, tmp_path: Path) -> None:
@@ -222,7 +229,7 @@ def test_unreadable_model_on_the_executors_is_one_line(spark, tmp_path: Path) ->
         run_spark(SparkOptions(str(csv_path), str(tmp_path / "o"), model=str(empty)), spark)
     assert str(err.value).startswith("cannot load the model on an executor: ") and str(empty) in str(err.value)
     assert "\n" not in str(err.value)
-    with pytest.raises(ShareNerError, match="nowhere: no such model directory"):
+    with pytest.raises(ShareNerError, match="nowhere: no such model folder"):
         run_spark(SparkOptions(str(csv_path), str(tmp_path / "o2"), model=str(tmp_path / "nowhere")), spark)
 
 

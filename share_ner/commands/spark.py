@@ -43,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--conf", action="append", type=spark_setting, default=[], metavar="KEY=VALUE",
                    help="a Spark setting of the session (repeatable), as spark-submit's --conf; under spark-submit, "
                    "give it to spark-submit")
+    p.add_argument("--overwrite", action="store_true",
+                   help="start afresh when the output folder holds a run with other settings (its tables, chunk "
+                        "counts and summary are deleted first)")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary line")
     p.set_defaults(func=run)
 
@@ -63,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     opt = SparkOptions(input=args.input, out=args.out, master=args.master, input_format=args.input_format,
                        text_col=args.text_col, id_col=args.id_col, model=args.model, ship_model=args.ship_model,
                        include_errors=args.include_errors, partitions=args.partitions,
-                       files_per_chunk=args.files_per_chunk, conf=tuple(args.conf))
+                       files_per_chunk=args.files_per_chunk, conf=tuple(args.conf),
+                       overwrite=args.overwrite)
     # The JVM's own output (its log, a failed task's Java and Python tracebacks) goes to a file; a failure is one
     # line here that names the file. What py4j logs of an interrupted call or a JVM that died (on the root logger,
     # with a traceback) is that same failure: not repeated.

@@ -95,25 +95,6 @@ def model_dir(arg: str | None) -> Path:
     return Path(default_model_dir()).resolve()
 
 
-def model_identity(model: Path) -> str:
-    """What ``run.json`` records of the model: its content (the checksum of its ``config.json``, which covers the
-    size and SHA-256 of every file), never its path, so that the same model found elsewhere (the packaged default
-    after ``pip install -e .`` instead of ``pip install .``) resumes the same run."""
-    import json
-
-    from share_ner.io import file_sha256
-    from share_ner.model import CHECKSUM_KEY, FILES
-
-    config = model / FILES.config
-    try:
-        checksum = json.loads(config.read_text(encoding="utf-8")).get(CHECKSUM_KEY)
-    except (OSError, ValueError, AttributeError):
-        checksum = None  # loading the model names the problem; the identity falls back to the bytes
-    if not isinstance(checksum, str):
-        checksum = file_sha256(config) if config.is_file() else "no config"
-    return f"model {checksum[:16]}"
-
-
 def _uses_dense(model: Path) -> bool:
     from share_ner.linking.store import saved_dense
     from share_ner.model import FILES
@@ -154,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         use_site_placeholders(args.placeholders)  # a bad regex is one line naming the file and line
     model = model_dir(args.model)
     factory = functools.partial(load_annotator, model)
+    from share_ner.model import model_identity
+
     identity = model_identity(model)  # recorded in run.json: a resumed run must use the same model and lists
     if args.placeholders:
         from share_ner.lexicons.lexicon import hash_bytes

@@ -305,7 +305,7 @@ def _model_loader(spark: Any, model: Any, ship_model: bool) -> tuple[str, Callab
     path = str(model)
     local = "://" not in path or path.startswith("file:")
     if local and not Path(path.removeprefix("file:")).is_dir():
-        raise ShareNerError(f"{path}: no such model directory")
+        raise ShareNerError(f"{path}: no such model folder")
     if ship_model:
         if not local:
             raise ShareNerError(f"{path}: a shipped model must be a local directory")

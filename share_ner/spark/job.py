@@ -34,9 +34,11 @@ from typing import Any, Callable, Iterator
 from share_ner.batch.lock import output_lock
 from share_ner.batch.progress import sigterm_as_interrupt
 from share_ner.batch.runner import RunSummary
+from share_ner.default_model.build import default_model_dir
 from share_ner.errors import ShareNerError
 from share_ner.formats.parquet import require_pyarrow
 from share_ner.inputs.mimic import is_csv_path
+from share_ner.model import model_identity
 from share_ner.spark.dataframe import (
     Tally,
     add_workers,
@@ -87,6 +89,7 @@ class SparkOptions:
     partitions: int | None = None  # per chunk; default 3 per core of the cluster
     files_per_chunk: int | None = None
     conf: tuple[tuple[str, str], ...] = ()  # Spark settings of the session run_spark starts (no effect on output)
+    overwrite: bool = False  # an output holding a run with other settings is emptied and started afresh
 
 
 # Settings of the sessions share-ner starts, unless the caller's conf or spark-submit's --conf set them: the
@@ -253,6 +256,12 @@ class _Fs:
         finally:
             stream.close()
 
+    def clear(self) -> None:
+        """Delete what a run writes here (tables, chunk counts, run.json, summary.json); anything else stays."""
+        for name in (*TABLES, CHUNKS_DIR, RUN_NAME, SUMMARY_NAME):
+            if self.exists(name):
+                self.fs.delete(self.path(name), True)
+
     def write(self, text: str, *parts: str) -> None:
         """Write a small file: to a temporary name, then renamed over the old one."""
         final = self.path(*parts)
@@ -372,6 +381,17 @@ def _write_error(exc: BaseException, out: str) -> ShareNerError | None:
                          "command again to resume")
 
 
+def _model_key(model: str | None) -> str | None:
+    """What run.json records of the model: a local model folder's content (the same model at another path resumes
+    the run), else the path or URI given (None: the default model's content)."""
+    if model is None:
+        return model_identity(Path(default_model_dir()))
+    if is_uri(model) and not model.startswith("file:"):
+        return model
+    local = Path(model.removeprefix("file://").removeprefix("file:"))
+    return model_identity(local) if local.is_dir() else model
+
+
 def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, factory: Any,
          stopped: threading.Event) -> RunSummary:
     startup = time.perf_counter() - started
@@ -380,7 +400,7 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
     chunks = [plan.files[i:i + per_chunk] for i in range(0, len(plan.files), per_chunk)]
     fs = _Fs(spark, opt.out)
     settings = {"input": opt.input, "input_format": fmt, "id_col": plan.columns[0], "text_col": plan.columns[1],
-                "model": opt.model, "include_errors": opt.include_errors, "files_per_chunk": per_chunk,
+                "model": _model_key(opt.model), "include_errors": opt.include_errors, "files_per_chunk": per_chunk,
                 "files": len(plan.files)}
     earlier = fs.read(RUN_NAME)
     if earlier is not None:
@@ -389,9 +409,13 @@ def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, fact
         except ValueError:
             before = None
         if isinstance(before, dict) and before != settings:
-            diff = ", ".join(f"{k} {before.get(k)!r} then {v!r}" for k, v in settings.items() if before.get(k) != v)
-            raise ShareNerError(f"{opt.out} holds a run with other settings ({diff}); resume with the same options "
-                                "or use another --out")
+            if opt.overwrite:
+                _writing(fs.clear, opt.out)
+            else:
+                diff = ", ".join(f"{k} {before.get(k)!r} then {v!r}" for k, v in settings.items()
+                                 if before.get(k) != v)
+                raise ShareNerError(f"{opt.out} holds a run with other settings ({diff}); resume with the same "
+                                    "options, use another --out, or start afresh with --overwrite")
     _writing(lambda: fs.write(json.dumps(settings, indent=1) + "\n", RUN_NAME), opt.out)
     sc = spark.sparkContext
     duplicates = None
