@@ -1,7 +1,7 @@
 """Learned pairing: which tagged fragments make one mention, and which coordinated conjuncts borrow a head.
 
 The CRF tags fragments (``share_ner.tagging.scheme``: each tag run is a fragment whose tokens belong to the same
-mentions); this module joins them. Two kinds of candidate mentions are scored by one logistic-regression model each
+mentions); this module joins them. Three kinds of candidate mentions are scored by one logistic-regression model each
 (scikit-learn at training time; the weights are stored as JSON and applied with a dot product, so tagging needs no
 scikit-learn):
 
@@ -9,6 +9,9 @@ scikit-learn):
   apart ("aortic root ... dilated", "renal ... failure"), or three with a head among them ("abnormal renal ...
   function"); the same model scores a D fragment left alone with the head of a contiguous mention across a
   coordinator, the CRF's inconsistent tags re-read (:func:`reread_lone`);
+* ``lists``: the far conjuncts of a list whose near conjunct the pairing joined with a head ("significant cardiac ,
+  vascular , ... , psychiatric , or [metabolic] [disturbances]": the CRF tags the near conjuncts), walked away from
+  the head (:func:`extend_lists`);
 * ``coordination``: a conjunct next to a coordinator ("renal or [liver impairment]", "[hepatitis B] or C", the
   conjuncts of a list "cardiac, vascular or [metabolic disturbances]") joined with the head of a contiguous mention
   the pairing found: the conjunct's distributed reading, which the CRF often leaves untagged.
@@ -31,8 +34,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from share_ner.features.coordination import _PHRASE_BREAKS, COORDINATORS
 from share_ner.tagging.scheme import fragments as tag_fragments
 
-__all__ = ["MAX_GAP", "PairingModel", "PairingExamples", "coordination_candidates", "fragment_candidates",
-           "reread_lone", "train_pairing"]
+__all__ = ["MAX_GAP", "PairingModel", "PairingExamples", "coordination_candidates", "extend_lists",
+           "fragment_candidates", "list_features", "reread_lone", "train_pairing"]
 
 MAX_GAP = 20  # tokens between two fragments of one candidate mention
 MAX_CONJUNCTS = 8  # conjuncts of a list walked away from the mention whose head they borrow
@@ -215,10 +218,11 @@ def conjunct_status(tags: Sequence[str], run: tuple[int, int]) -> str:
 
 @dataclass(frozen=True)
 class PairingModel:
-    """Logistic-regression weights of the two candidate kinds (feature name -> weight), the threshold, and how
+    """Logistic-regression weights of the candidate kinds (feature name -> weight), the threshold, and how
     decoding uses them: ``max_parts`` fragments at most in one candidate (:func:`fragment_candidates`), ``reread``
-    lone D fragments (:func:`reread_lone`). A ``pairing.json`` without the last two keys was written before them
-    and decodes as it did (pairs, no re-reading)."""
+    lone D fragments (:func:`reread_lone`), ``lists``: the list classifier's weights (:func:`extend_lists`; empty:
+    no list walk). A ``pairing.json`` without these keys was written before them and decodes as it did (pairs, no
+    re-reading, no list walk)."""
 
     fragments: Mapping[str, float]
     coordination: Mapping[str, float]
