@@ -128,9 +128,10 @@ def test_pairing_learned_from_gold_fragments_joins_new_ones():
     assert sorted(found) == sorted(indices(sent, g) for g in gold) and lone == []
 
 
-def _fit(sentences) -> PairingModel:
-    """A pairing model fitted on (text, gold phrases per mention) training sentences."""
-    examples = PairingExamples()
+def _fit(sentences, lists: bool = False) -> PairingModel:
+    """A pairing model fitted on (text, gold phrases per mention) training sentences (``lists``: with the list
+    classifier)."""
+    examples = PairingExamples(lists=lists)
     for text, mentions in sentences:
         sent = sentence_of(text)
         gold = [mention_of(text, *phrases) for phrases in mentions]
@@ -181,7 +182,8 @@ def test_the_list_walk_adds_the_far_conjuncts_of_a_list_the_crf_tagged_in_part()
     # every conjunct of a list borrows the head; a mention of its own before the list does not
     model = _fit([(f"history of {a} , {b} , {c} or {d} {h} .", [(a, h), (b, h), (c, h), (f"{d} {h}",)])
                   for a, b, c, d, h in _LISTS]
-                 + [(f"fever , {c} or {d} {h} .", [("fever",), (c, h), (f"{d} {h}",)]) for _, _, c, d, h in _LISTS])
+                 + [(f"fever , {c} or {d} {h} .", [("fever",), (c, h), (f"{d} {h}",)]) for _, _, c, d, h in _LISTS],
+                 lists=True)
     assert model.lists  # the list classifier was trained
     words = "history of kidney , spleen , ovary or heart disorder .".split()
     tags = ["O", "O", "O", "O", "O", "O", "DB", "O", "DB", "HB", "O"]  # the CRF found the last two conjuncts
@@ -192,6 +194,17 @@ def test_the_list_walk_adds_the_far_conjuncts_of_a_list_the_crf_tagged_in_part()
     tags_own = ["O", "O", "B", "O", "O", "O", "DB", "O", "DB", "HB", "O"]
     assert extend_lists(words, tags_own, found, model, None) == [(4, 9)]
     assert extend_lists(words, tags, found, replace(model, lists={}), None) == []
+
+
+def test_the_list_classifier_is_trained_only_when_asked_and_its_absence_leaves_the_file_as_before(tmp_path: Path):
+    sentences = [(f"history of {a} , {b} or {c} {h} .", [(a, h), (b, h), (f"{c} {h}",)]) for a, b, c, _, h in _LISTS]
+    model = _fit(sentences)
+    assert model.lists == {}
+    model.save(tmp_path / FILES.pairing)
+    assert "lists" not in json.loads((tmp_path / FILES.pairing).read_text())
+    assert _fit(sentences, lists=True).lists
+    with pytest.raises(Exception, match="'list_walk' must be true or false"):
+        TaggerConfig.from_dict({"list_walk": "yes"})
 
 
 def test_a_pairing_file_without_decoding_settings_decodes_as_before(tmp_path: Path):

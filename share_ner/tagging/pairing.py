@@ -244,9 +244,12 @@ class PairingModel:
                    int(data.get("max_parts", 2)), bool(data.get("reread", False)), dict(data.get("lists", {})))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "max_parts": self.max_parts, "reread": self.reread,
-                "fragments": dict(sorted(self.fragments.items())),
-                "coordination": dict(sorted(self.coordination.items())), "lists": dict(sorted(self.lists.items()))}
+        out = {"threshold": self.threshold, "max_parts": self.max_parts, "reread": self.reread,
+               "fragments": dict(sorted(self.fragments.items())),
+               "coordination": dict(sorted(self.coordination.items()))}
+        if self.lists:  # written only when trained (``list_walk``), so that other models' files stay as they were
+            out["lists"] = dict(sorted(self.lists.items()))
+        return out
 
     @classmethod
     def load(cls, path: str | Path) -> "PairingModel":
@@ -259,8 +262,9 @@ class PairingModel:
 class PairingExamples:
     """Training examples gathered sentence by sentence from gold mentions (:meth:`add`), fitted by :meth:`fit`."""
 
-    def __init__(self, coordination: bool = True) -> None:
+    def __init__(self, coordination: bool = True, lists: bool = False) -> None:
         self.coordination = coordination  # gather the coordination classifier's examples too
+        self.lists = lists  # and the list classifier's
         self.data: dict[str, tuple[list[dict[str, float]], list[int]]] = {"fragments": ([], []),
                                                                            "coordination": ([], []),
                                                                            "lists": ([], [])}
@@ -276,7 +280,7 @@ class PairingExamples:
                 ys.append(_tokens(runs) in gold_sets)
             xs, ys = self.data["lists"]
             lower = [w.lower() for w in words]
-            for g in gold_sets:
+            for g in gold_sets if self.lists else ():
                 anchor = _list_anchor(tags, _runs_of(sorted(g)))
                 if anchor is None:
                     continue
