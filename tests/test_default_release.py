@@ -179,5 +179,6 @@ def test_check_compares_the_rebuild_with_the_model(tmp_path, monkeypatch, capsys
 def test_the_key_covers_the_code_that_composes_and_builds_the_default():
     names = {dm._logical_name(p) for p in dm._training_code()}
     assert {"share_ner/default_model/build.py", "share_ner/default_model/release.py",
-            "share_ner/default_model/synthetic.py", "share_ner/distant.py", "share_ner.features/matcher.py",
-            "share_ner/text.py", "share_ner/token_rules.py", "share_ner.features/abbreviations.py"} <= names
+            "share_ner/default_model/synthetic.py", "share_ner/training/distant.py", "share_ner.features/matcher.py",
+            "share_ner/text.py", "share_ner/token_rules.py", "share_ner.features/abbreviations.py",
+            "share_ner/training/__init__.py", "share_ner/tagging/pairing.py"} <= names
