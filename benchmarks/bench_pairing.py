@@ -188,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
              "(`--no-normalizer`) unless the row says otherwise; chia/dev tagged by the same CRF, its fragments "
              "joined in each of the ways below. `disc.` = strict on the discontiguous mentions alone (103 gold). "
              "Emission bias: added to the scores of the D/H tags of every token before Viterbi. `p` = approximate "
-             "randomization over notes against the default (10,000 shuffles; strict F1 / disc. F1).", "",
+             "randomization over notes against the default (10,000 shuffles; strict F1 / disc. F1; 1.000 where the whole "
+             "difference lies in one note).", "",
              "| decoding | strict P | strict R | strict F1 | relaxed F1 | disc. P | disc. R | disc. F1 "
              "| disc. TP / predicted | p (strict / disc.) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
