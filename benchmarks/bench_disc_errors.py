@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from bench_data import RESULTS_DIR, dev_args, write_results
+from bench_data import RESULTS_DIR, dev_args, read_split, write_results
 
 RESULTS = RESULTS_DIR / "disc_errors.md"
 COMMAND = "nice python benchmarks/bench_disc_errors.py"
@@ -50,12 +50,9 @@ def _outcome(pred: Sequence[str], gold: Sequence[str], idx: Sequence[int]) -> st
 
 
 def _pattern(words: Sequence[str], idx: Sequence[int], others: Sequence[Sequence[int]]) -> tuple[str, str, str]:
-    runs: list[list[int]] = []
-    for i in idx:
-        if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
+    from share_ner.tagging.scheme import _runs
+
+    runs = _runs(idx)
     gap = [words[i].lower() for (_, b), (a, _) in zip(runs, runs[1:]) for i in range(b + 1, a)]
     if any(w in ("(", ")", "[", "]") for w in gap):
         kind = "parenthetical"
@@ -80,16 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args is None:
         return 0
     from share_ner.eval.scoring import score
-    from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
     from share_ner.pipeline import Pipeline
     from share_ner.tagging.crf import doc_sequences
     from share_ner.tagging.scheme import encode_report, mention_tokens
 
     train, dev = args.data / "chia" / "train", args.data / "chia" / "dev"
-    docs = read_notes(dev / "text")
-    gold = read_annotations(dev / "gold", docs)
-    gold = {d: gold.get(d, []) for d in docs}
+    docs, gold = read_split(dev)
     with tempfile.TemporaryDirectory(prefix="bench-disc-errors-") as tmp:
         model = known.model
         if model is None:
@@ -165,13 +158,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append(f"| {o} | {n} | {sum(ms) / len(ms):.2f} |" if ms else f"| {o} | {n} | |")
     lines += ["", "By pattern (gap between the parts / side of the shared part / parts):", "",
               "| gap | shared part | parts | gold | found | recall |", "|---|---|---|---:|---:|---:|"]
-    keys = sorted({k[:3] for k in patterns}, key=lambda k: -(patterns[(*k, True)] + patterns[(*k, False)]))
+    keys = sorted({k[:3] for k in patterns}, key=lambda k: (-(patterns[(*k, True)] + patterns[(*k, False)]), k))
     for k in keys:
         hit, miss = patterns[(*k, True)], patterns[(*k, False)]
         lines.append(f"| {k[0]} | {k[1]} | {k[2]} | {hit + miss} | {hit} | {hit / (hit + miss):.2f} |")
     lines += ["", "Outcome by pattern (the mentions not found):", "",
               "| outcome | gap | shared part | parts | mentions |", "|---|---|---|---|---:|"]
-    for (o, kind, side, parts), n in sorted(outcomes.items(), key=lambda x: (-by_outcome[x[0][0]], -x[1])):
+    for (o, kind, side, parts), n in sorted(outcomes.items(), key=lambda x: (-by_outcome[x[0][0]], -x[1], x[0])):
         if o != "found":
             lines.append(f"| {o} | {kind} | {side} | {parts} | {n} |")
     lines += ["", "Wrong discontiguous mentions predicted, by the gap between their parts: "

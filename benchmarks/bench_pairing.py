@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from bench_data import RESULTS_DIR, dev_args, write_results
+from bench_data import RESULTS_DIR, dev_args, read_split, write_results
 
 RESULTS = RESULTS_DIR / "pairing.md"
 COMMAND = "nice python benchmarks/bench_pairing.py"
@@ -89,13 +89,9 @@ def _cross_validated(train: Path, tmp: Path) -> list[str]:
     from share_ner.eval.counting import count_corpus
     from share_ner.eval.scoring import score
     from share_ner.eval.significance import approximate_randomization
-    from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
     from share_ner.pipeline import Pipeline
 
-    docs = read_notes(train / "text")
-    gold = read_annotations(train / "gold", docs)
-    gold = {d: gold.get(d, []) for d in docs}
+    docs, gold = read_split(train)
     trials = sorted({d.split("_")[0] for d in docs})
     half = {t: i % 2 for i, t in enumerate(trials)}
     preds: dict[str, dict[str, list]] = {"with": {}, "without": {}}
@@ -142,14 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from share_ner.eval.counting import count_corpus
     from share_ner.eval.scoring import score
     from share_ner.eval.significance import approximate_randomization
-    from share_ner.formats import read_annotations
-    from share_ner.inputs.files import read_notes
     from share_ner.pipeline import Pipeline
 
     train, dev = args.data / "chia" / "train", args.data / "chia" / "dev"
-    docs = read_notes(dev / "text")
-    gold = read_annotations(dev / "gold", docs)
-    gold = {d: gold.get(d, []) for d in docs}
+    docs, gold = read_split(dev)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-pairing-") as tmp:
         models: dict[str, Path] = {}

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from share_ner.features.coordination import _PHRASE_BREAKS, COORDINATORS
+from share_ner.tagging.scheme import _runs
 from share_ner.tagging.scheme import fragments as tag_fragments
 
 __all__ = ["MAX_GAP", "PairingModel", "PairingExamples", "coordination_candidates", "extend_lists",
@@ -281,7 +282,7 @@ class PairingExamples:
             xs, ys = self.data["lists"]
             lower = [w.lower() for w in words]
             for g in gold_sets if self.lists else ():
-                anchor = _list_anchor(tags, _runs_of(sorted(g)))
+                anchor = _list_anchor(tags, _runs(sorted(g)))
                 if anchor is None:
                     continue
                 for slot, alts in enumerate(_conjuncts(lower, anchor[2], anchor[3])):
@@ -491,7 +492,7 @@ def extend_lists(words: Sequence[str], tags: Sequence[str], found: Sequence[tupl
     lower = [w.lower() for w in words]
     taken = {tuple(idx) for idx in found}
     for idx in found:
-        anchor = _list_anchor(tags, _runs_of(idx))
+        anchor = _list_anchor(tags, _runs(idx))
         if anchor is None:
             continue
         for slot, alts in enumerate(_conjuncts(lower, anchor[2], anchor[3])):
@@ -511,16 +512,6 @@ def extend_lists(words: Sequence[str], tags: Sequence[str], found: Sequence[tupl
                 taken.add(key)
                 out.append(key)
     return out
-
-
-def _runs_of(idx: Sequence[int]) -> list[tuple[int, int]]:
-    runs: list[list[int]] = []
-    for i in idx:
-        if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return [(a, b) for a, b in runs]
 
 
 def _coordination_features(words: Sequence[str], runs: Runs, kinds: str, lookup: Lookup | None,
