@@ -95,3 +95,14 @@ def write_results(path: str | Path, text: str) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
+
+
+def read_split(split: Path) -> tuple[dict, dict]:
+    """The notes of a corpus split (``split/text``) and their gold mentions (``split/gold``; a note without gold
+    has none)."""
+    from share_ner.formats import read_annotations
+    from share_ner.inputs.files import read_notes
+
+    docs = read_notes(split / "text")
+    gold = read_annotations(split / "gold", docs)
+    return docs, {d: gold.get(d, []) for d in docs}

@@ -17,6 +17,7 @@ from share_ner.tagging.pairing import (
     PairingExamples,
     PairingModel,
     coordination_candidates,
+    extend_lists,
     fragment_candidates,
     pair_fragments,
     reread_lone,
@@ -127,9 +128,10 @@ def test_pairing_learned_from_gold_fragments_joins_new_ones():
     assert sorted(found) == sorted(indices(sent, g) for g in gold) and lone == []
 
 
-def _fit(sentences) -> PairingModel:
-    """A pairing model fitted on (text, gold phrases per mention) training sentences."""
-    examples = PairingExamples()
+def _fit(sentences, lists: bool = False) -> PairingModel:
+    """A pairing model fitted on (text, gold phrases per mention) training sentences (``lists``: with the list
+    classifier)."""
+    examples = PairingExamples(lists=lists)
     for text, mentions in sentences:
         sent = sentence_of(text)
         gold = [mention_of(text, *phrases) for phrases in mentions]
@@ -171,21 +173,56 @@ def test_a_lone_fragment_is_joined_with_the_head_of_a_contiguous_mention_across_
     assert reread_lone(words, tags, lone, replace(model, reread=False), None) == []
 
 
+_LISTS = [("cardiac", "renal", "hepatic", "pulmonary", "disease"), ("upper", "lower", "middle", "outer", "pain"),
+          ("skin", "bone", "joint", "muscle", "infection"), ("liver", "lung", "brain", "colon", "cancer"),
+          ("acute", "chronic", "recurrent", "severe", "failure")]
+
+
+def test_the_list_walk_adds_the_far_conjuncts_of_a_list_the_crf_tagged_in_part():
+    # every conjunct of a list borrows the head; a mention of its own before the list does not
+    model = _fit([(f"history of {a} , {b} , {c} or {d} {h} .", [(a, h), (b, h), (c, h), (f"{d} {h}",)])
+                  for a, b, c, d, h in _LISTS]
+                 + [(f"fever , {c} or {d} {h} .", [("fever",), (c, h), (f"{d} {h}",)]) for _, _, c, d, h in _LISTS],
+                 lists=True)
+    assert model.lists  # the list classifier was trained
+    words = "history of kidney , spleen , ovary or heart disorder .".split()
+    tags = ["O", "O", "O", "O", "O", "O", "DB", "O", "DB", "HB", "O"]  # the CRF found the last two conjuncts
+    found, lone = pair_fragments(words, tags, model, None)
+    assert sorted(found) == [(6, 9), (8, 9)] and lone == []
+    assert sorted(extend_lists(words, tags, found, model, None)) == [(2, 9), (4, 9)]  # kidney / spleen ... disorder
+    # a conjunct the CRF tagged as a mention of its own ends the walk; a model without the list classifier adds none
+    tags_own = ["O", "O", "B", "O", "O", "O", "DB", "O", "DB", "HB", "O"]
+    assert extend_lists(words, tags_own, found, model, None) == [(4, 9)]
+    assert extend_lists(words, tags, found, replace(model, lists={}), None) == []
+
+
+def test_the_list_classifier_is_trained_only_when_asked_and_its_absence_leaves_the_file_as_before(tmp_path: Path):
+    sentences = [(f"history of {a} , {b} or {c} {h} .", [(a, h), (b, h), (f"{c} {h}",)]) for a, b, c, _, h in _LISTS]
+    model = _fit(sentences)
+    assert model.lists == {}
+    model.save(tmp_path / FILES.pairing)
+    assert "lists" not in json.loads((tmp_path / FILES.pairing).read_text())
+    assert _fit(sentences, lists=True).lists
+    with pytest.raises(Exception, match="'list_walk' must be true or false"):
+        TaggerConfig.from_dict({"list_walk": "yes"})
+
+
 def test_a_pairing_file_without_decoding_settings_decodes_as_before(tmp_path: Path):
     (tmp_path / FILES.pairing).write_text(json.dumps({"threshold": 0.5, "fragments": {"bias": 1.0},
                                                       "coordination": {}}), encoding="utf-8")
     model = PairingModel.load(tmp_path / FILES.pairing)
-    assert model.max_parts == 2 and model.reread is False
+    assert model.max_parts == 2 and model.reread is False and model.lists == {}
 
 
 def test_pairing_model_round_trips_through_json(tmp_path: Path):
-    model = PairingModel({"bias": -1.0, "kinds=DH": 2.5}, {"bias": 0.5}, 0.6)
+    model = PairingModel({"bias": -1.0, "kinds=DH": 2.5}, {"bias": 0.5}, 0.6, lists={"bias": -0.25})
     model.save(tmp_path / FILES.pairing)
     again = PairingModel.load(tmp_path / FILES.pairing)
     assert again == model
     # z = -1 + 2.5 = 1.5
     assert again.probability("fragments", {"bias": 1.0, "kinds=DH": 1.0}) == pytest.approx(1 / (1 + math.exp(-1.5)))
     assert again.probability("coordination", {"bias": 1.0}) == pytest.approx(1 / (1 + math.exp(-0.5)))
+    assert again.probability("lists", {"bias": 1.0}) == pytest.approx(1 / (1 + math.exp(0.25)))
     # a classifier that was not trained accepts nothing
     assert PairingModel({}, {}).probability("coordination", {"bias": 1.0}) == 0.0
     assert json.loads((tmp_path / FILES.pairing).read_text())["threshold"] == 0.6

@@ -60,6 +60,9 @@ class TaggerConfig:
             the rules when it is a known term (biohd scheme only).
         learned_coordinations: with learned pairing, complete coordinations with the pairing's coordination
             classifier instead of the known-term rule (off: the rule scored higher on chia/dev, docs/tagger.md).
+        list_walk: with learned pairing, train the pairing's list classifier and let it add the far conjuncts of a
+            list whose near conjunct the pairing joined with a head (``share_ner.tagging.pairing.extend_lists``; off:
+            its gain on chia/dev sits in one note and is within the noise on cross-validation, docs/encoding.md).
         balance_brackets: after tagging, repair mentions whose round brackets do not
             pair up (close with the next token or cut before the unpaired bracket).
         evidence: after tagging, check each note's mentions against the note and the lexicon
@@ -84,6 +87,7 @@ class TaggerConfig:
     pairing: str = "learned"
     expand_coordinations: bool = True
     learned_coordinations: bool = False
+    list_walk: bool = False
     balance_brackets: bool = True
     evidence: bool = False
     oversample_discontiguous: int = 1
@@ -108,7 +112,7 @@ class TaggerConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
         for name in ("all_possible_transitions", "train_gazetteer", "gazetteer_reliability", "coordination",
-                     "expand_coordinations", "learned_coordinations", "balance_brackets", "evidence"):
+                     "expand_coordinations", "learned_coordinations", "list_walk", "balance_brackets", "evidence"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

@@ -28,7 +28,7 @@ from share_ner.lexicons.abbreviations import other_senses
 from share_ner.model import FILES, ModelError, ModelInfo, read_terms
 from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.evidence import Evidence
-from share_ner.tagging.pairing import PairingModel, expand, pair_fragments, reread_lone
+from share_ner.tagging.pairing import PairingModel, expand, extend_lists, pair_fragments, reread_lone
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import _to_mention, decode
@@ -97,6 +97,7 @@ def _paired(sentence: Sentence, tags: list[str], pairing: PairingModel, resource
         lone = [frag for frag in lone if frag not in joined]
     # a D fragment no candidate took is kept only when it is a known term
     found += [tuple(range(a, b + 1)) for a, b in lone if lookup is not None and lookup(" ".join(words[a:b + 1]))]
+    found += extend_lists(words, tags, found, pairing, lookup)
     if coordinations == "learned":
         taken = {frozenset(idx) for idx in found}
         contiguous = [(idx[0], idx[-1]) for idx in found if len(idx) > 1 and idx[-1] - idx[0] + 1 == len(idx)]

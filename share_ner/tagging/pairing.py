@@ -1,7 +1,7 @@
 """Learned pairing: which tagged fragments make one mention, and which coordinated conjuncts borrow a head.
 
 The CRF tags fragments (``share_ner.tagging.scheme``: each tag run is a fragment whose tokens belong to the same
-mentions); this module joins them. Two kinds of candidate mentions are scored by one logistic-regression model each
+mentions); this module joins them. Three kinds of candidate mentions are scored by one logistic-regression model each
 (scikit-learn at training time; the weights are stored as JSON and applied with a dot product, so tagging needs no
 scikit-learn):
 
@@ -9,6 +9,9 @@ scikit-learn):
   apart ("aortic root ... dilated", "renal ... failure"), or three with a head among them ("abnormal renal ...
   function"); the same model scores a D fragment left alone with the head of a contiguous mention across a
   coordinator, the CRF's inconsistent tags re-read (:func:`reread_lone`);
+* ``lists``: the far conjuncts of a list whose near conjunct the pairing joined with a head ("significant cardiac ,
+  vascular , ... , psychiatric , or [metabolic] [disturbances]": the CRF tags the near conjuncts), walked away from
+  the head (:func:`extend_lists`);
 * ``coordination``: a conjunct next to a coordinator ("renal or [liver impairment]", "[hepatitis B] or C", the
   conjuncts of a list "cardiac, vascular or [metabolic disturbances]") joined with the head of a contiguous mention
   the pairing found: the conjunct's distributed reading, which the CRF often leaves untagged.
@@ -24,15 +27,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from share_ner.features.coordination import _PHRASE_BREAKS, COORDINATORS
+from share_ner.tagging.scheme import _runs
 from share_ner.tagging.scheme import fragments as tag_fragments
 
-__all__ = ["MAX_GAP", "PairingModel", "PairingExamples", "coordination_candidates", "fragment_candidates",
-           "reread_lone", "train_pairing"]
+__all__ = ["MAX_GAP", "PairingModel", "PairingExamples", "coordination_candidates", "extend_lists",
+           "fragment_candidates", "list_features", "reread_lone", "train_pairing"]
 
 MAX_GAP = 20  # tokens between two fragments of one candidate mention
 MAX_CONJUNCTS = 8  # conjuncts of a list walked away from the mention whose head they borrow
@@ -215,19 +219,21 @@ def conjunct_status(tags: Sequence[str], run: tuple[int, int]) -> str:
 
 @dataclass(frozen=True)
 class PairingModel:
-    """Logistic-regression weights of the two candidate kinds (feature name -> weight), the threshold, and how
+    """Logistic-regression weights of the candidate kinds (feature name -> weight), the threshold, and how
     decoding uses them: ``max_parts`` fragments at most in one candidate (:func:`fragment_candidates`), ``reread``
-    lone D fragments (:func:`reread_lone`). A ``pairing.json`` without the last two keys was written before them
-    and decodes as it did (pairs, no re-reading)."""
+    lone D fragments (:func:`reread_lone`), ``lists``: the list classifier's weights (:func:`extend_lists`; empty:
+    no list walk). A ``pairing.json`` without these keys was written before them and decodes as it did (pairs, no
+    re-reading, no list walk)."""
 
     fragments: Mapping[str, float]
     coordination: Mapping[str, float]
     threshold: float = THRESHOLD
     max_parts: int = 3
     reread: bool = True
+    lists: Mapping[str, float] = field(default_factory=dict)
 
     def probability(self, which: str, features: Mapping[str, float]) -> float:
-        weights = self.fragments if which == "fragments" else self.coordination
+        weights = self.fragments if which == "fragments" else (self.lists if which == "lists" else self.coordination)
         if not weights:
             return 0.0  # a classifier that was not trained accepts nothing
         z = sum(weights.get(k, 0.0) * v for k, v in features.items())
@@ -236,12 +242,15 @@ class PairingModel:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "PairingModel":
         return cls(dict(data["fragments"]), dict(data["coordination"]), float(data.get("threshold", THRESHOLD)),
-                   int(data.get("max_parts", 2)), bool(data.get("reread", False)))
+                   int(data.get("max_parts", 2)), bool(data.get("reread", False)), dict(data.get("lists", {})))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "max_parts": self.max_parts, "reread": self.reread,
-                "fragments": dict(sorted(self.fragments.items())),
-                "coordination": dict(sorted(self.coordination.items()))}
+        out = {"threshold": self.threshold, "max_parts": self.max_parts, "reread": self.reread,
+               "fragments": dict(sorted(self.fragments.items())),
+               "coordination": dict(sorted(self.coordination.items()))}
+        if self.lists:  # written only when trained (``list_walk``), so that other models' files stay as they were
+            out["lists"] = dict(sorted(self.lists.items()))
+        return out
 
     @classmethod
     def load(cls, path: str | Path) -> "PairingModel":
@@ -254,10 +263,12 @@ class PairingModel:
 class PairingExamples:
     """Training examples gathered sentence by sentence from gold mentions (:meth:`add`), fitted by :meth:`fit`."""
 
-    def __init__(self, coordination: bool = True) -> None:
+    def __init__(self, coordination: bool = True, lists: bool = False) -> None:
         self.coordination = coordination  # gather the coordination classifier's examples too
+        self.lists = lists  # and the list classifier's
         self.data: dict[str, tuple[list[dict[str, float]], list[int]]] = {"fragments": ([], []),
-                                                                           "coordination": ([], [])}
+                                                                           "coordination": ([], []),
+                                                                           "lists": ([], [])}
 
     def add(self, words: Sequence[str], tags: Sequence[str], gold: Iterable[tuple[int, ...]],
             lookup: Lookup | None) -> None:
@@ -268,6 +279,19 @@ class PairingExamples:
             for runs, kinds in fragment_candidates(tags):
                 xs.append(candidate_features(words, runs, kinds, lookup, tags))
                 ys.append(_tokens(runs) in gold_sets)
+            xs, ys = self.data["lists"]
+            lower = [w.lower() for w in words]
+            for g in gold_sets if self.lists else ():
+                anchor = _list_anchor(tags, _runs(sorted(g)))
+                if anchor is None:
+                    continue
+                for slot, alts in enumerate(_conjuncts(lower, anchor[2], anchor[3])):
+                    labels = [_tokens((alt, anchor[1])) in gold_sets for alt in alts]
+                    for alt, label in zip(alts, labels):
+                        xs.append(list_features(words, lower, anchor, alt, slot, lookup))
+                        ys.append(label)
+                    if not any(labels):
+                        break  # decoding stops at the first conjunct it rejects
         if self.coordination and not COORDINATORS.isdisjoint(w.lower() for w in words):
             xs, ys = self.data["coordination"]
             for g in gold_sets:
@@ -296,7 +320,7 @@ class PairingExamples:
             w = {name: float(c) for name, c in zip(vec.get_feature_names_out(), model.coef_[0]) if abs(c) > 1e-6}
             w["bias"] = w.get("bias", 0.0) + float(model.intercept_[0])
             weights[which] = w
-        return PairingModel(weights["fragments"], weights["coordination"], threshold)
+        return PairingModel(weights["fragments"], weights["coordination"], threshold, lists=weights["lists"])
 
 
 def _tokens(runs: Runs) -> frozenset[int]:
@@ -387,6 +411,106 @@ def reread_lone(words: Sequence[str], tags: Sequence[str], lone: Sequence[tuple[
                     best = (p, tuple(sorted(_tokens(runs))))
         if best is not None:
             out.append((best[1], (a, b)))
+    return out
+
+
+def _list_anchor(tags: Sequence[str], runs: Sequence[tuple[int, int]]) -> \
+        tuple[tuple[int, int], tuple[int, int], int, int] | None:
+    """(conjunct, head, coordinator token, step) of a mention made of a D conjunct and an H head with a coordinator
+    on the conjunct's far side from the head (the list walked by :func:`extend_lists`), else None."""
+    if len(runs) != 2:
+        return None
+    (a1, b1), (a2, b2) = runs
+    first = {tags[i][:1] for i in range(a1, b1 + 1)}
+    second = {tags[i][:1] for i in range(a2, b2 + 1)}
+    if first == {"D"} and second == {"H"}:
+        anchor = ((a1, b1), (a2, b2), a1 - 1, -1)
+    elif first == {"H"} and second == {"D"}:
+        anchor = ((a2, b2), (a1, b1), b2 + 1, 1)
+    else:
+        return None
+    c = anchor[2]
+    return anchor if 0 <= c < len(tags) and tags[c] == "O" else None
+
+
+def list_features(words: Sequence[str], lower: Sequence[str], anchor: tuple[tuple[int, int], tuple[int, int], int, int],
+                  conj: tuple[int, int], slot: int, lookup: Lookup | None) -> dict[str, float]:
+    """Features of a conjunct ``conj`` of the list of ``anchor`` (:func:`_list_anchor`) read with the anchor's
+    head: its place in the list, its words' shapes and suffixes beside the anchor conjunct's, the words around it,
+    and whether the joined string and the conjunct are terms."""
+    (a, b), (h1, h2), _, step = anchor
+    c1, c2 = conj
+    f: dict[str, float] = {
+        "bias": 1.0, f"side={'R' if step < 0 else 'L'}": 1.0, f"slot={_bucket(slot)}": 1.0,
+        f"len={c2 - c1 + 1}": 1.0, f"anchor_len={b - a + 1}": 1.0}
+    near, far = (c2, c1) if step < 0 else (c1, c2)
+    f[f"word={lower[near]}"] = 1.0
+    f[f"suffix={lower[near][-3:]}"] = 1.0
+    f[f"shape={_shape(words[near])}"] = 1.0
+    anchor_near = b if step < 0 else a
+    if lower[near][-3:] == lower[anchor_near][-3:]:
+        f["same_suffix3"] = 1.0
+    if lower[near][-2:] == lower[anchor_near][-2:]:
+        f["same_suffix2"] = 1.0
+    if _shape(words[near]) == _shape(words[anchor_near]):
+        f["same_shape"] = 1.0
+    if c2 - c1 == b - a:
+        f["same_len"] = 1.0
+    after = near - step  # the coordinator between the conjunct and the list's next one towards the head
+    f[f"next={lower[after] if 0 <= after < len(lower) else '|'}"] = 1.0
+    beyond = far + step
+    if not 0 <= beyond < len(lower):
+        f["beyond=|"] = 1.0
+    else:
+        f[f"beyond={lower[beyond] if lower[beyond] in _GAP_WORDS else 'w'}"] = 1.0
+    f[f"head={lower[h2]}"] = 1.0
+    if lookup is not None:
+        head = " ".join(words[h1:h2 + 1])
+        part = " ".join(words[c1:c2 + 1])
+        joined = f"{part} {head}" if step < 0 else f"{head} {part}"
+        f["term" if lookup(joined) else "no_term"] = 1.0
+        if lookup(part):
+            f["conj_term"] = 1.0
+    return f
+
+
+def extend_lists(words: Sequence[str], tags: Sequence[str], found: Sequence[tuple[int, ...]], model: PairingModel,
+                 lookup: Lookup | None) -> list[tuple[int, ...]]:
+    """More conjuncts of a list for the discontiguous mentions found: "significant cardiac , vascular , ... ,
+    [psychiatric] , or metabolic [disturbances]" (the CRF tags the last conjuncts of a long list, seldom the far
+    ones).
+
+    For each mention made of one conjunct (a D fragment) and a head on the far side of it with a coordinator before
+    the conjunct (:func:`_list_anchor`), the list is walked away from the head (:func:`_conjuncts`); the pairing's
+    list classifier scores each untagged conjunct's readings with the head (:func:`list_features`), the best one
+    at or above the threshold is a mention, and the walk stops at the first conjunct with none (a conjunct tagged
+    as a D fragment already is passed). Returns the token sets of the mentions added.
+    """
+    out: list[tuple[int, ...]] = []
+    if not model.lists:
+        return out
+    lower = [w.lower() for w in words]
+    taken = {tuple(idx) for idx in found}
+    for idx in found:
+        anchor = _list_anchor(tags, _runs(idx))
+        if anchor is None:
+            continue
+        for slot, alts in enumerate(_conjuncts(lower, anchor[2], anchor[3])):
+            if all(tags[i][:1] == "D" for i in range(alts[0][0], alts[0][1] + 1)):
+                continue  # a conjunct tagged already: the list goes on
+            best: tuple[float, tuple[int, int]] | None = None
+            for alt in alts:
+                if any(tags[i] != "O" for i in range(alt[0], alt[1] + 1)):
+                    break
+                p = model.probability("lists", list_features(words, lower, anchor, alt, slot, lookup))
+                if p >= model.threshold and (best is None or p > best[0]):
+                    best = (p, alt)
+            if best is None:
+                break
+            key = tuple(sorted(_tokens((best[1], anchor[1]))))
+            if key not in taken:
+                taken.add(key)
+                out.append(key)
     return out
 
 

@@ -330,7 +330,7 @@ def train_tagger(
     order = sorted(docs)
     learned = config.pairing == "learned" and config.scheme == "biohd"
     # the coordination classifier's examples only when it is used (they are most of the pairing's training time)
-    examples = PairingExamples(config.learned_coordinations) if learned else None
+    examples = PairingExamples(config.learned_coordinations, config.list_walk) if learned else None
     for fold_id in range(k):
         resources = resources_for(fold_id if k > 1 else None)
         say(f"features: fold {fold_id + 1}/{k}" if k > 1 else "features")
