@@ -6,6 +6,9 @@ Run from the repository (politely, on a shared machine)::
     nice python benchmarks/bench_mtsamples_review.py --model DIR [--label L] # any model
     nice python benchmarks/bench_mtsamples_review.py --before DIR           # and the list of what DIR had and
                                                                             # the model has not
+    nice python benchmarks/bench_mtsamples_review.py --before-pred P        # an earlier release's output on the
+                                                                            # notes (ShARe pipe files) as before
+    nice python benchmarks/bench_mtsamples_review.py --write-notes DIR      # the 50 notes, to tag with it
     nice python benchmarks/bench_mtsamples_review.py --unreviewed           # the mentions the review lacks
 
 The notes are 50 MTSamples notes (transcribed sample reports, CC0) that the packaged default model was not
@@ -88,6 +91,14 @@ def tagged(model: Path | None, notes: Mapping[str, Any]) -> dict[str, list[Any]]
     return {k: pipeline.annotate(d) for k, d in notes.items()}
 
 
+def predicted(path: Path, notes: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The mentions of ShARe pipe files (an earlier release's ``share-ner tag`` output on the notes)."""
+    from share_ner.formats.share import read_pipe_dir
+
+    found = read_pipe_dir(path)
+    return {k: sorted(found.get(k, [])) for k in notes}
+
+
 def count(mentions: Mapping[str, list[Any]], notes: Mapping[str, Any],
           review: Mapping[tuple[str, str], tuple[str, str, str]]) -> dict[str, Any]:
     """Mentions by verdict (and unreviewed), with the false positives' (note, spans, text)."""
@@ -141,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--label", default="the default model", help="the model's name in the table")
     parser.add_argument("--before", type=Path, help="an earlier model directory to compare with")
     parser.add_argument("--before-label", default="before", help="its name in the table")
+    parser.add_argument("--before-pred", type=Path,
+                        help="instead of --before: an earlier system's ShARe pipe files on the notes")
+    parser.add_argument("--write-notes", type=Path, help="write the notes as <id>.txt into this folder and stop")
     parser.add_argument("--unreviewed", action="store_true", help="print the mentions the review lacks (TSV)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file")
     parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
@@ -149,10 +163,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.data / 'mtsamples'}: not found: nothing to benchmark", file=sys.stderr)
         return 2
     notes = review_notes(args.data)
+    if args.write_notes is not None:
+        args.write_notes.mkdir(parents=True, exist_ok=True)
+        for k, d in notes.items():
+            (args.write_notes / f"{k}.txt").write_bytes(d.text.encode("utf-8"))
+        return 0
     review = read_review()
     runs = []
     if args.before is not None:
         runs.append((args.before_label, count(tagged(args.before, notes), notes, review)))
+    elif args.before_pred is not None:
+        runs.append((args.before_label, count(predicted(args.before_pred, notes), notes, review)))
     runs.append((args.label, count(tagged(args.model, notes), notes, review)))
     if args.unreviewed:
         seen: set[tuple[str, str]] = set()
@@ -163,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{note}\t{spans}\t{text}")
         return 0
     lines = table(runs, len(notes))
-    if args.before is not None:
+    if len(runs) == 2:
         lines += ["", "What the earlier model tagged that the review calls no disorder, and how much of it is gone:",
                   "", *removed(runs[0][1], runs[1][1])]
     left = Counter(t.lower() for _, _, t in runs[-1][1]["false"])
@@ -175,12 +196,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     unreviewed = sum(c["verdicts"]["unreviewed"] for _, c in runs)
     out = ["# False positives on 50 MTSamples notes reviewed by hand", "",
            "Produced by `nice python benchmarks/bench_mtsamples_review.py"
-           + (" --before DIR" if args.before is not None else "") + "` (from the repository root). The notes: a "
+           + (" --before DIR" if args.before is not None else "")
+           + (" --before-pred P" if args.before_pred is not None else "") + "` (from the repository root). The notes: a "
            f"sample (seed {SEED}) of the MTSamples notes the packaged model was not trained on; the review: "
            "`benchmarks/data/mtsamples_review.tsv` (note, spans, text, verdict, reason), following ShARe/CLEF "
            "2013's definition of a disorder (docs/default_model.md, \"Reviewing false positives\"). Per 100 notes: "
            f"the count divided by the {len(notes)} notes, times 100. Unreviewed mentions: {unreviewed}."
-           + (f" The earlier model (`--before`): {args.before_label}." if args.before is not None else ""), "",
+           + (f" The earlier system: {args.before_label}." if len(runs) == 2 else ""), "",
            *lines, ""]
     args.out.write_text("\n".join(out), encoding="utf-8")
     print(f"wrote {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}", file=sys.stderr)
