@@ -82,7 +82,7 @@ def mimic_export(notes: Path, path: Path) -> None:
 
 def model_hash(model: Path) -> str:
     """SHA-256 of a model directory's files' names and bytes, ``config.json`` without its timings (``seconds``,
-    ``peak_rss_mb``: the machine's, not the model's)."""
+    ``peak_rss_mb``: the machine's, not the model's) and the checksum of its content, which covers them."""
 
     def untimed(value: object) -> object:
         if isinstance(value, dict):
@@ -93,7 +93,9 @@ def model_hash(model: Path) -> str:
     for path in sorted(p for p in model.rglob("*") if p.is_file()):
         data = path.read_bytes()
         if path.name == "config.json" and path.parent == model:
-            data = json.dumps(untimed(json.loads(data)), sort_keys=True).encode()
+            content = untimed(json.loads(data))
+            content.pop("checksum", None)
+            data = json.dumps(content, sort_keys=True).encode()
         h.update(str(path.relative_to(model)).encode() + b"\0" + data + b"\0")
     return h.hexdigest()
 
