@@ -454,3 +454,22 @@ def compile_index(lexicon: Lexicon, use_cache: bool = True) -> LexiconIndex:
                 pass  # a stale file left behind only costs disk space
     _remember(index)
     return index
+
+
+def concept_names(lexicon: Lexicon, use_cache: bool = True) -> dict[str, str]:
+    """Each concept's preferred name in ``lexicon`` (its first name when none is marked preferred), read from the
+    disk cache by content hash when it is there: reading a large lexicon's entries costs more than the note."""
+    path = cache_dir() / f"names-{lexicon.content_hash[:40]}.pkl"
+    if use_cache:
+        cached = read_cached(path)
+        if isinstance(cached, dict):
+            return cached
+    names: dict[str, str] = {}
+    for e in lexicon.entries:
+        if e.preferred:
+            names.setdefault(e.cui, e.name)
+    for e in lexicon.entries:
+        names.setdefault(e.cui, e.name)
+    if use_cache:
+        write_cached(path, names)
+    return names

@@ -22,7 +22,7 @@ from share_ner.lexicons import (
 )
 from share_ner.lexicons import index as index_mod
 from share_ner.lexicons.hpo import hpo_filter, hpo_lexicon, hpo_obo_path, parse_obo
-from share_ner.lexicons.index import make_vectorizer
+from share_ner.lexicons.index import concept_names, make_vectorizer
 from share_ner.lexicons.keys import normalized_key, soft_normalize, stem
 
 META = Path(__file__).parent / "fixtures" / "umls" / "META"
@@ -429,3 +429,18 @@ def test_gazetteer_build_names_the_gold_file_and_line_of_a_span_past_the_note(tm
     with pytest.raises(InputError) as err:
         build_gazetteer_lexicon(tmp_path / "gold", tmp_path / "text")
     assert str(err.value).startswith(f"{gold}:3: span 22-99 of note n1 ends past the note's end")
+
+
+def test_concept_names_are_the_preferred_names_and_come_from_the_cache_later(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHARE_NER_CACHE", str(tmp_path))
+    entries = [LexiconEntry("C1", "heart attack"), LexiconEntry("C1", "Myocardial infarction", preferred=True),
+               LexiconEntry("C2", "fever")]
+    lexicon = Lexicon.from_entries(entries, "names")
+    assert concept_names(lexicon) == {"C1": "Myocardial infarction", "C2": "fever"}
+
+    def unread() -> list[LexiconEntry]:
+        raise AssertionError("the entries were read again")
+
+    # the same content, its entries never read: the names come from the cache by content hash
+    again = Lexicon(None, lexicon.content_hash, name="names", loader=unread)
+    assert concept_names(again) == {"C1": "Myocardial infarction", "C2": "fever"}

@@ -73,7 +73,7 @@ from share_ner.lexicons.abbreviations import merged as merged_abbreviations
 from share_ner.lexicons.gazetteer import gazetteer_lexicon, mention_string
 from share_ner.lexicons.hpo import SOURCE as HPO_SOURCE
 from share_ner.lexicons.hpo import synonym_sets as hpo_synonym_sets
-from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex
+from share_ner.lexicons.index import SEARCH_MEMO, LexiconIndex, concept_names
 from share_ner.lexicons.keys import exact_key, normalized_key
 from share_ner.lexicons.lexicon import Lexicon
 from share_ner.linking.candidates import COORDINATION, CandidateSearch, labels_of
@@ -247,13 +247,7 @@ class Normalizer:
         if cui == CUI_LESS:
             return None
         if self._names is None:
-            names: dict[str, str] = {}
-            if self.lexicon is not None:
-                for e in self.lexicon.entries:
-                    if e.preferred:
-                        names.setdefault(e.cui, e.name)
-                for e in self.lexicon.entries:
-                    names.setdefault(e.cui, e.name)
+            names: dict[str, str] = dict(concept_names(self.lexicon)) if self.lexicon is not None else {}
             if self.gazetteer is not None:
                 counts: dict[str, tuple[int, str]] = {}
                 for e in self.gazetteer.entries:
