@@ -276,12 +276,18 @@ class _Fs:
         self.fs.rename(tmp, final)
 
 
+def local_path(path: str) -> Path | None:
+    """The local file system path of ``path`` (a plain path or a ``file:`` URI), None for another file system's."""
+    if is_uri(path) and not path.startswith("file:"):
+        return None
+    return Path(path.removeprefix("file://").removeprefix("file:"))
+
+
 def _locked(out: str) -> Any:
     """The exclusive lock of ``share-ner tag``'s outputs on ``out`` when it is a local directory (a Hadoop file
     system such as HDFS or S3 has no lock to take: a run there is not guarded against a second one)."""
-    if is_uri(out) and not out.startswith("file:"):
-        return contextlib.nullcontext()
-    return output_lock(Path(out.removeprefix("file://").removeprefix("file:")), "share-ner spark")
+    local = local_path(out)
+    return contextlib.nullcontext() if local is None else output_lock(local, "share-ner spark")
 
 
 def run_spark(opt: SparkOptions, spark: Any = None, *, log: Any = None, factory: Any = None,
@@ -386,10 +392,8 @@ def _model_key(model: str | None) -> str | None:
     the run), else the path or URI given (None: the default model's content)."""
     if model is None:
         return model_identity(Path(default_model_dir()))
-    if is_uri(model) and not model.startswith("file:"):
-        return model
-    local = Path(model.removeprefix("file://").removeprefix("file:"))
-    return model_identity(local) if local.is_dir() else model
+    local = local_path(model)
+    return model_identity(local) if local is not None and local.is_dir() else model
 
 
 def _run(spark: Any, opt: SparkOptions, fmt: str, started: float, log: Any, factory: Any,
