@@ -192,7 +192,29 @@ def test_stdin_notes_keep_carriage_returns_and_name_lines() -> None:
     assert [n.problem for n in iter_stdin_notes(b"")] == ["empty standard input"]
     got = list(iter_stdin_notes(b'{"id": "a", "text": "x"}\n\n{"id": "a", "text": "y"}\n[1]\n', "jsonl"))
     assert [(n.note_id, n.line, n.problem) for n in got] == [
-        ("a", 1, None), ("a", 3, "line 3: duplicate note id (first on line 1)"), ("", 4, "line 4: not a JSON object")]
+        ("a", 1, None), ("a", 3, "line 3: duplicate note id (first at line 1)"), ("", 4, "line 4: not a JSON object")]
+
+
+def test_stdin_json_lines_follow_the_input_contract() -> None:
+    lines = [{"id": " a ", "text": "fever"}, {"id": "a", "text": "cough"}, {"id": 7, "text": ""},
+             {"id": 7, "text": "pain"}, {"id": "x\ty", "text": "pain"}, {"id": "../x", "text": "pain"},
+             {"id": "..", "text": "pain"}, {"id": "n", "text": "a\u0000b"}, {"id": True, "text": "pain"},
+             {"id": "m", "text": "x\ud800"}, {"id": "  ", "text": "pain"}]
+    data = "\n".join(json.dumps(x) for x in lines).encode()
+    got = [(n.note_id, n.problem) for n in iter_stdin_notes(data, "jsonl")]
+    assert got == [
+        ("a", None),  # surrounding whitespace is not part of an id
+        ("a", "line 2: duplicate note id (first at line 1)"),
+        ("7", 'line 3: "text" is empty'),
+        ("7", "line 4: duplicate note id (first at line 3)"),  # a rejected text keeps its claim on the id
+        ("", "line 5: \"id\" contains '||' or a control character (it would break the output lines)"),
+        ("", "line 6: id holds '/' or '\\', or is . or .. (it names the note's output file)"),
+        ("", "line 7: id holds '/' or '\\', or is . or .. (it names the note's output file)"),
+        ("n", 'line 8: "text" contains NUL bytes at character 1'),
+        ("", 'line 9: no "id" (a string or number)'),
+        ("m", 'line 10: "text" is not valid utf-8 at character 1'),
+        ("", 'line 11: empty "id"'),
+    ]
 
 
 def test_the_standard_input_is_read_once(tmp_path: Path) -> None:

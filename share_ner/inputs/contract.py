@@ -2,7 +2,8 @@
 
 ``share-ner tag`` (:mod:`share_ner.batch.runner`) and ``share-ner spark`` (:mod:`share_ner.spark.inputs`) read
 MIMIC CSV exports, Parquet tables and directories of note files through these rules, so that for the same input
-they give the same notes, the same ids, the same rejects with the same reasons and the same counts:
+they give the same notes, the same ids, the same rejects with the same reasons and the same counts (the JSON Lines
+of ``tag -`` follow them too, a line for a row, and refuse ids that cannot name an output file):
 
 - **Ids.** A record's id is its id field without surrounding whitespace (an integer column: its digits), so
   ``' x '`` and ``'x'`` are one id. An empty id, or one holding ``||`` (the ShARe pipe separator) or a control
@@ -59,10 +60,10 @@ def id_problem(note_id: str, column: str) -> str | None:
     return None
 
 
-def duplicate_reason(first_row: int, first_source: str | None = None) -> str:
+def duplicate_reason(first_row: int, first_source: str | None = None, unit: str = "row") -> str:
     """The reason of a record whose id an earlier record claimed (``first_source``: that record's file, when it is
-    not the record's own)."""
-    at = f"row {first_row}" + (f" of {first_source}" if first_source else "")
+    not the record's own; ``unit``: what a record is called, "row" of a table or "line" of JSON Lines)."""
+    at = f"{unit} {first_row}" + (f" of {first_source}" if first_source else "")
     return f"duplicate note id (first at {at})"
 
 
@@ -70,14 +71,15 @@ class FirstSeen:
     """The record that first claimed each id: ``claim`` it for a record, and get None (the id is the record's) or
     the duplicate reason. Memory grows with the ids seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, unit: str = "row") -> None:
         self._first: dict[str, tuple[str | None, int]] = {}
+        self._unit = unit
 
     def claim(self, note_id: str, row: int, source: str | None = None) -> str | None:
         first = self._first.setdefault(note_id, (source, row))
         if first == (source, row):
             return None
-        return duplicate_reason(first[1], first[0] if first[0] != source else None)
+        return duplicate_reason(first[1], first[0] if first[0] != source else None, self._unit)
 
 
 def field_text(value: Any, encoding: str = "utf-8") -> str:
@@ -108,6 +110,13 @@ def text_problem(text: str, column: str, encoding: str = "utf-8") -> str | None:
         return f"{column} is not valid {encoding} at character {bad}"
     if "\x00" in text:
         return f"{column} contains NUL bytes at character {text.index(chr(0))}"
+    return None
+
+
+def file_id_problem(note_id: str) -> str | None:
+    """Why ``note_id`` cannot name a note's output file (``tag --out`` writes ``OUT/<id>.pipe.txt``), or None."""
+    if re.search(r"[/\\]", note_id) or note_id in (".", ".."):
+        return "id holds '/' or '\\', or is . or .. (it names the note's output file)"
     return None
 
 

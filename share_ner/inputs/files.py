@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Iterator, Sequence
 
 from share_ner.document import Document
 from share_ner.errors import InputError, some_of
-from share_ner.inputs.contract import BAD_ID_RE
+from share_ner.inputs.contract import FirstSeen, clean_id, file_id_problem, id_problem, text_problem
 from share_ner.io import decode_note, doc_id_from_path, is_gold_file
 
 
@@ -206,7 +205,7 @@ def iter_stdin_notes(data: bytes, fmt: str = "text", encoding: str = "utf-8") ->
         return
     if fmt != "jsonl":
         raise ValueError(f"unknown standard input format {fmt!r}; expected one of {', '.join(STDIN_FORMATS)}")
-    seen: dict[str, int] = {}
+    seen = FirstSeen(unit="line")
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -216,25 +215,24 @@ def iter_stdin_notes(data: bytes, fmt: str = "text", encoding: str = "utf-8") ->
             yield StdinNote("", lineno, problem=f"line {lineno}: not valid {encoding}")
             continue
         except ValueError:
-            yield StdinNote("", lineno, problem=f"line {lineno}: not a JSON object")
-            continue
+            record = None
         if not isinstance(record, dict):
             yield StdinNote("", lineno, problem=f"line {lineno}: not a JSON object")
             continue
-        note_id = record.get("id", record.get("doc_id"))
-        text = record.get("text")
-        if not isinstance(note_id, (str, int)) or isinstance(note_id, bool) or str(note_id) == "":
+        raw_id = record.get("id", record.get("doc_id"))
+        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):
             yield StdinNote("", lineno, problem=f'line {lineno}: no "id" (a string or number)')
-        elif BAD_ID_RE.search(str(note_id)) or re.search(r"[/\\]|^\.\.?$", str(note_id)):
-            yield StdinNote("", lineno, problem=f'line {lineno}: the "id" holds "/", "\\", "||" or a control '
-                            "character, or is . or .. (it names the note's output file)")
-        elif str(note_id) in seen:
-            yield StdinNote(str(note_id), lineno, problem=f"line {lineno}: duplicate note id (first on line "
-                            f"{seen[str(note_id)]})")
-        elif not isinstance(text, str):
-            yield StdinNote(str(note_id), lineno, problem=f'line {lineno}: no "text" string')
-        elif not text:
-            yield StdinNote(str(note_id), lineno, problem=f"line {lineno}: empty note")
+            continue
+        # the input contract's rules (share_ner.inputs.contract), as for a CSV or Parquet record
+        note_id = clean_id(raw_id)
+        problem = id_problem(note_id, '"id"') or file_id_problem(note_id)
+        if problem is not None:
+            yield StdinNote("", lineno, problem=f"line {lineno}: {problem}")
+            continue
+        text = record.get("text")
+        problem = seen.claim(note_id, lineno) or (
+            text_problem(text, '"text"', encoding) if isinstance(text, str) else 'no "text" string')
+        if problem is not None:
+            yield StdinNote(note_id, lineno, problem=f"line {lineno}: {problem}")
         else:
-            seen[str(note_id)] = lineno
-            yield StdinNote(str(note_id), lineno, Document(str(note_id), text))
+            yield StdinNote(note_id, lineno, Document(note_id, text))
