@@ -54,13 +54,17 @@ class FeatureConfig:
     # In a sentence without lower-case letters ("LEFT ATRIAL SIZE IS ENLARGED.") case says nothing: leave out the
     # features that carry it (the token as written, its shapes and case flags, its neighbours' shapes).
     caseless_capitals: bool = False
+    # With the tagger's coordination marks: each conjunct's place in its list and the list's shared head
+    # (share_ner.features.lists), which the window cannot see from a far conjunct.
+    coordination_lists: bool = False
 
     def __post_init__(self) -> None:
         for name in GROUPS:
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"feature setting {name!r} must be true or false, got {getattr(self, name)!r}")
-        if not isinstance(self.caseless_capitals, bool):
-            raise ShareNerError(f"feature setting 'caseless_capitals' must be true or false, got {self.caseless_capitals!r}")
+        for name in ("caseless_capitals", "coordination_lists"):
+            if not isinstance(getattr(self, name), bool):
+                raise ShareNerError(f"feature setting {name!r} must be true or false, got {getattr(self, name)!r}")
         if isinstance(self.window_size, bool) or not isinstance(self.window_size, int) or not 0 <= self.window_size <= 5:
             raise ShareNerError(f"feature setting 'window_size' must be an integer from 0 to 5, got {self.window_size!r}")
 
