@@ -13,7 +13,8 @@ the model's own weights); and models trained with the sentences holding D/H tags
 (``oversample_discontiguous``); the fragment pairing trained on the CRF's own fragments of held-out halves of
 chia/train (jackknifed, alone or with the gold fragment tags) instead of the gold fragment tags; and a model with the
 list features (``"features": {"coordination_lists": true}``, ``share_ner.features.lists``; also checked by two-fold
-cross-validation of chia/train). A rule stays only where it beats the learned step here. Writes
+cross-validation of chia/train); the CRF's training settings (iterations, context window, feature minimum frequency,
+L-BFGS) for discontiguous F1. A rule stays only where it beats the learned step here. Writes
 ``benchmarks/results/pairing.md``::
 
     nice python benchmarks/bench_pairing.py [--data DIR] [--out FILE]
@@ -59,6 +60,11 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
     "default, pairing trained on predicted fragments (jackknifed)": ({}, {"pairing_from": "predicted"}),
     "default, pairing trained on gold and predicted fragments (jackknifed)": ({}, {"pairing_from": "both"}),
     "default + list features (`coordination_lists`)": ({"features": {"coordination_lists": True}}, {}),
+    "default, 20 passive-aggressive iterations (default 30)": ({"max_iterations": 20}, {}),
+    "default, 50 passive-aggressive iterations": ({"max_iterations": 50}, {}),
+    "default, context window of 3 tokens (default 2)": ({"features": {"window_size": 3}}, {}),
+    "default, features seen at least twice (`min_feature_freq` 2)": ({"min_feature_freq": 2}, {}),
+    "default, L-BFGS (c1 = c2 = 0.05, 150 iterations)": ({"algorithm": "lbfgs"}, {}),
 }
 
 
