@@ -10,7 +10,11 @@ also checked by two-fold cross-validation of chia/train); the learned coordinati
 threshold; a bias towards the D/H tags added to every token's emission
 scores (the weights of the ``bias`` attribute every token carries; the few sentences tagged by CRFsuite itself keep
 the model's own weights); and models trained with the sentences holding D/H tags repeated
-(``oversample_discontiguous``). A rule stays only where it beats the learned step here. Writes
+(``oversample_discontiguous``); the fragment pairing trained on the CRF's own fragments of held-out halves of
+chia/train (jackknifed, alone or with the gold fragment tags) instead of the gold fragment tags; and a model with the
+list features (``"features": {"coordination_lists": true}``, ``share_ner.features.lists``; also checked by two-fold
+cross-validation of chia/train); the CRF's training settings (iterations, context window, feature minimum frequency,
+L-BFGS) for discontiguous F1. A rule stays only where it beats the learned step here. Writes
 ``benchmarks/results/pairing.md``::
 
     nice python benchmarks/bench_pairing.py [--data DIR] [--out FILE]
@@ -53,6 +57,14 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {
     "default, D/H emission bias +0.4": ({}, {"bias": 0.4}),
     "default, sentences with D/H tags trained twice": ({"oversample_discontiguous": 2}, {}),
     "default, sentences with D/H tags trained 3 times": ({"oversample_discontiguous": 3}, {}),
+    "default, pairing trained on predicted fragments (jackknifed)": ({}, {"pairing_from": "predicted"}),
+    "default, pairing trained on gold and predicted fragments (jackknifed)": ({}, {"pairing_from": "both"}),
+    "default + list features (`coordination_lists`)": ({"features": {"coordination_lists": True}}, {}),
+    "default, 20 passive-aggressive iterations (default 30)": ({"max_iterations": 20}, {}),
+    "default, 50 passive-aggressive iterations": ({"max_iterations": 50}, {}),
+    "default, context window of 3 tokens (default 2)": ({"features": {"window_size": 3}}, {}),
+    "default, features seen at least twice (`min_feature_freq` 2)": ({"min_feature_freq": 2}, {}),
+    "default, L-BFGS (c1 = c2 = 0.05, 150 iterations)": ({"algorithm": "lbfgs"}, {}),
 }
 
 
@@ -83,18 +95,56 @@ def _coordination_threshold(threshold: float | None) -> Iterator[None]:
         crf.expand = expand
 
 
-def _cross_validated(train: Path, tmp: Path) -> list[str]:
-    """The list walk checked by two-fold cross-validation of chia/train (halves by trial: a trial's inclusion and
-    exclusion criteria in the same half): each half tagged by a model trained on the other, with and without it."""
+@contextmanager
+def _tags_seen(seen: list) -> Iterator[None]:
+    """While open, each sentence the tagger decodes is appended to ``seen`` with its CRF tags."""
+    import share_ner.tagging.crf as crf
+
+    mentions = crf._mentions
+
+    def spy(sentence: Any, tags: list[str], *args: Any, **kwargs: Any) -> Any:
+        seen.append((sentence, list(tags)))
+        return mentions(sentence, tags, *args, **kwargs)
+
+    crf._mentions = spy
+    try:
+        yield
+    finally:
+        crf._mentions = mentions
+
+
+def _add_examples(examples: dict[str, Any], seen: list, mentions: list, lookup: Any) -> None:
+    """The pairing's training examples of a held-out note's sentences: from the fragments the CRF predicted
+    (``predicted``), and from those and the gold fragment tags (``both``)."""
+    from share_ner.tagging.scheme import encode_report, mention_tokens
+
+    for sentence, tags in seen:
+        inside = [m for m in mentions if sentence.start <= m.start and m.end <= sentence.end]
+        gold_idx = [got[0] for got in (mention_tokens(sentence, m) for m in inside) if got and got[0]]
+        words = [t.text for t in sentence.tokens]
+        examples["predicted"].add(words, tags, gold_idx, lookup)
+        examples["both"].add(words, tags, gold_idx, lookup)
+        examples["both"].add(words, list(encode_report(sentence, inside, pairing="learned").tags), gold_idx, lookup)
+
+
+def _cross_validated(train: Path, tmp: Path) -> tuple[list[str], dict[str, Any]]:
+    """The list walk and the list features checked by two-fold cross-validation of chia/train (halves by trial: a
+    trial's inclusion and exclusion criteria in the same half): each half tagged by a model trained on the other,
+    with and without each. Also the fragment pairings trained on the CRF's fragments of each held-out half
+    (jackknifed: what the pairing sees on unseen text), fitted on the predicted fragments alone and together with the
+    gold fragment tags."""
     from share_ner.eval.counting import count_corpus
     from share_ner.eval.scoring import score
     from share_ner.eval.significance import approximate_randomization
     from share_ner.pipeline import Pipeline
+    from share_ner.tagging.pairing import PairingExamples
 
     docs, gold = read_split(train)
     trials = sorted({d.split("_")[0] for d in docs})
     half = {t: i % 2 for i, t in enumerate(trials)}
-    preds: dict[str, dict[str, list]] = {"with": {}, "without": {}}
+    rows = {"default": "default", "walk": "with the list walk", "lists": "with the list features"}
+    preds: dict[str, dict[str, list]] = {name: {} for name in rows}
+    examples = {"predicted": PairingExamples(False, False), "both": PairingExamples(False, False)}
     for k in (0, 1):
         part = tmp / f"half{k}"
         for sub in ("text", "gold"):
@@ -104,31 +154,44 @@ def _cross_validated(train: Path, tmp: Path) -> list[str]:
                 (part / "text" / f"{d}.txt").symlink_to(train / "text" / f"{d}.txt")
                 if (train / "gold" / f"{d}.pipe.txt").exists():
                     (part / "gold" / f"{d}.pipe.txt").symlink_to(train / "gold" / f"{d}.pipe.txt")
-        model = tmp / f"cv-model{k}"
-        config = tmp / "cv-config.json"
-        config.write_text(json.dumps({"list_walk": True}), encoding="utf-8")
-        subprocess.run([sys.executable, "-m", "share_ner.cli", "train", "--text", str(part / "text"), "--gold",
-                        str(part / "gold"), "--model", str(model), "--config", str(config), "--no-normalizer",
-                        "--quiet"], check=True)
-        pipeline = Pipeline.load(model)
         held_out = {d: doc for d, doc in docs.items() if half[d.split("_")[0]] == k}
-        preds["with"].update({d: pipeline.tag(doc) for d, doc in held_out.items()})
-        pipeline.tagger.pairing = replace(pipeline.tagger.pairing, lists={})
-        preds["without"].update({d: pipeline.tag(doc) for d, doc in held_out.items()})
-    sig = approximate_randomization(count_corpus(gold, preds["without"]).table,
-                                    count_corpus(gold, preds["with"]).table, ("strict_f1", "discontiguous_f1"))
-    lines = ["", "The list walk checked by two-fold cross-validation of chia/train (halves by trial; each half tagged by "
-             "a model trained on the other by `share-ner train` with `\"list_walk\": true`, `--no-normalizer`, "
-             "decoded with and without the walk); `p` as above, with against without.", "",
+        for settings in ({"list_walk": True}, {"features": {"coordination_lists": True}}):
+            model = tmp / f"cv-model{k}-{len(settings['features']) if 'features' in settings else 0}"
+            config = tmp / "cv-config.json"
+            config.write_text(json.dumps(settings), encoding="utf-8")
+            subprocess.run([sys.executable, "-m", "share_ner.cli", "train", "--text", str(part / "text"), "--gold",
+                            str(part / "gold"), "--model", str(model), "--config", str(config), "--no-normalizer",
+                            "--quiet"], check=True)
+            pipeline = Pipeline.load(model)
+            if "features" in settings:
+                preds["lists"].update({d: pipeline.tag(doc) for d, doc in held_out.items()})
+                continue
+            lookup = pipeline.tagger.resources.term_matcher.lookup
+            for d, doc in held_out.items():
+                seen: list = []
+                with _tags_seen(seen):
+                    preds["walk"][d] = pipeline.tag(doc)
+                _add_examples(examples, seen, list(gold.get(d, ())), lookup)
+            pipeline.tagger.pairing = replace(pipeline.tagger.pairing, lists={})  # the default's decoding
+            preds["default"].update({d: pipeline.tag(doc) for d, doc in held_out.items()})
+    lines = ["", "The list walk and the list features checked by two-fold cross-validation of chia/train (halves by "
+             "trial; each half tagged by a model trained on the other by `share-ner train` with `\"list_walk\": "
+             "true` (decoded with and without the walk) or with `\"features\": {\"coordination_lists\": true}`, "
+             "`--no-normalizer`); `p` as above, against the default.", "",
              "| decoding | strict F1 | relaxed F1 | disc. P | disc. R | disc. F1 | disc. TP / predicted | p (strict / "
              "disc.) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for name in ("without", "with"):
+    base = count_corpus(gold, preds["default"]).table
+    for name, label in rows.items():
         sc = score(gold, preds[name])
         d = sc.discontiguous
-        p = f"{sig['strict_f1'].p_value:.3f} / {sig['discontiguous_f1'].p_value:.3f}" if name == "with" else ""
-        lines.append(f"| {name} the list walk | **{sc.strict.f1:.3f}** | {sc.relaxed.f1:.3f} | {d.precision:.3f} "
+        p = ""
+        if name != "default":
+            sig = approximate_randomization(base, count_corpus(gold, preds[name]).table,
+                                            ("strict_f1", "discontiguous_f1"))
+            p = f"{sig['strict_f1'].p_value:.3f} / {sig['discontiguous_f1'].p_value:.3f}"
+        lines.append(f"| {label} | **{sc.strict.f1:.3f}** | {sc.relaxed.f1:.3f} | {d.precision:.3f} "
                      f"| {d.recall:.3f} | **{d.f1:.3f}** | {d.tp} / {d.tp + d.fp} | {p} |")
-    return lines
+    return lines, {name: ex.fit() for name, ex in examples.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs, gold = read_split(dev)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-pairing-") as tmp:
+        cross, jackknifed = _cross_validated(train, Path(tmp))
         models: dict[str, Path] = {}
         for name, (settings, change) in VARIANTS.items():
             key = json.dumps(settings, sort_keys=True)
@@ -165,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     tagger.pairing = replace(tagger.pairing, **change["pairing"])
                 if "bias" in change:
                     _biased(tagger, change["bias"])
+                if "pairing_from" in change:
+                    tagger.pairing = replace(tagger.pairing, fragments=jackknifed[change["pairing_from"]].fragments)
             with _coordination_threshold((change or {}).get("coordination_threshold")):
                 pred = {d: pipeline.tag(doc) for d, doc in docs.items()}
             sc = score(gold, pred)
@@ -174,7 +240,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             ("strict_f1", "discontiguous_f1")) if name != DEFAULT else None
             rows.append((name, sc, sig))
             print(f"{name}: strict F1 {sc.strict.f1:.3f} disc. F1 {sc.discontiguous.f1:.3f}", file=sys.stderr)
-        cross = _cross_validated(train, Path(tmp))
     lines = ["# Learned pairing, its parts and the ideas tried beside it (chia/dev)", "",
              f"Command: `{COMMAND}`. Trained on chia/train by `share-ner train` with the defaults "
              "(`--no-normalizer`) unless the row says otherwise; chia/dev tagged by the same CRF, its fragments "

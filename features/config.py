@@ -38,6 +38,8 @@ class FeatureConfig:
     a line, after a list marker, index in the sentence. ``lexicon``: longest match against
     the disorder lexicon (B/I and semantic type). ``abbreviation``: in-note definitions and
     the clinical abbreviation list. ``clusters``: word cluster ids at each granularity.
+    ``coordination_lists``: with the tagger's coordination marks, the list features of
+    ``share_ner.features.lists`` (off: no gain on chia/dev nor on cross-validation, docs/encoding.md).
     """
 
     word: bool = True
@@ -54,13 +56,17 @@ class FeatureConfig:
     # In a sentence without lower-case letters ("LEFT ATRIAL SIZE IS ENLARGED.") case says nothing: leave out the
     # features that carry it (the token as written, its shapes and case flags, its neighbours' shapes).
     caseless_capitals: bool = False
+    # With the tagger's coordination marks: a far conjunct's place in its list and the list's shared head
+    # (share_ner.features.lists), which the window cannot see from there.
+    coordination_lists: bool = False
 
     def __post_init__(self) -> None:
         for name in GROUPS:
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"feature setting {name!r} must be true or false, got {getattr(self, name)!r}")
-        if not isinstance(self.caseless_capitals, bool):
-            raise ShareNerError(f"feature setting 'caseless_capitals' must be true or false, got {self.caseless_capitals!r}")
+        for name in ("caseless_capitals", "coordination_lists"):
+            if not isinstance(getattr(self, name), bool):
+                raise ShareNerError(f"feature setting {name!r} must be true or false, got {getattr(self, name)!r}")
         if isinstance(self.window_size, bool) or not isinstance(self.window_size, int) or not 0 <= self.window_size <= 5:
             raise ShareNerError(f"feature setting 'window_size' must be an integer from 0 to 5, got {self.window_size!r}")
 

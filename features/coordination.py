@@ -10,6 +10,7 @@ from itertools import accumulate
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from share_ner.features.lists import list_marks
 from share_ner.features.matcher import TermMatcher, is_term, token_keys, walk
 
 # --------------------------------------------------------------------------------------------
@@ -44,7 +45,8 @@ def _coordination_word(word: str) -> tuple[str, bool, bool, tuple[str, ...]]:
 
 def coordination_features(words: Sequence[str], feats: list[dict], matcher: TermMatcher,
                           head_words: frozenset[str] = frozenset(),
-                          first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None) -> None:
+                          first_keys: frozenset[str] | None = None, last_keys: frozenset[str] | None = None,
+                          lists: bool = False) -> None:
     """Mark coordinations whose distributed reading is a known term (added to ``feats`` in place).
 
     Coordination ellipsis is where most discontiguous disorder mentions come from:
@@ -55,11 +57,12 @@ def coordination_features(words: Sequence[str], feats: list[dict], matcher: Term
     term matcher (lexicon and training-gazetteer terms); on a hit the conjunct tokens
     get ``co.mod``/``co.rmod`` and the head tokens ``co.head``/``co.lhead`` (B/I).
     Without a known term, a conjunct followed (within reach) by one of ``head_words``
-    gets ``co.hw_mod`` and that word ``co.hw_head``: the weaker, more general signal.
+    gets ``co.hw_mod`` and that word ``co.hw_head``: the weaker, more general signal. With ``lists``, the lists'
+    conjuncts and heads get the marks of :func:`share_ner.features.lists.list_marks` too.
     """
     if len(words) < 3 or matcher is None:
         return
-    _mark_sentence(list(map(_coordination_word, words)), feats, matcher, head_words, first_keys, last_keys)
+    _mark_sentence(list(map(_coordination_word, words)), feats, matcher, head_words, first_keys, last_keys, lists)
 
 
 # The marks of a sentence with none: one read-only empty mapping for all of them.
@@ -68,7 +71,7 @@ _NO_MARKS: Mapping[int, dict] = MappingProxyType({})
 
 def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: TermMatcher,
                       head_words: frozenset[str] = frozenset(), first_keys: frozenset[str] | None = None,
-                      last_keys: frozenset[str] | None = None) -> list[Mapping[int, dict]]:
+                      last_keys: frozenset[str] | None = None, lists: bool = False) -> list[Mapping[int, dict]]:
     """:func:`coordination_features` of each sentence of ``words`` (sentences of ``lengths`` tokens laid end to
     end), one ``{token: features}`` each (read-only and empty for a sentence without marks); only the sentences
     with a coordinator between their first and last token are looked at."""
@@ -91,7 +94,7 @@ def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: Ter
         if j == len(coordinators) or coordinators[j] >= end - 1:
             continue  # none between its first and last token: _mark_sentence would find nothing
         feats: defaultdict[int, dict] = defaultdict(dict)
-        _mark_sentence(info[start:end], feats, matcher, head_words, first_keys, last_keys)
+        _mark_sentence(info[start:end], feats, matcher, head_words, first_keys, last_keys, lists)
         if feats:
             out[k] = feats
     return out
@@ -99,13 +102,15 @@ def note_coordination(words: Sequence[str], lengths: Sequence[int], matcher: Ter
 
 def _mark_sentence(info: Sequence[tuple[str, bool, bool, tuple[str, ...]]], feats: list[dict] | defaultdict,
                    matcher: TermMatcher, head_words: frozenset[str], first_keys: frozenset[str] | None,
-                   last_keys: frozenset[str] | None) -> None:
+                   last_keys: frozenset[str] | None, lists: bool = False) -> None:
     """:func:`coordination_features` of a sentence of at least 3 tokens, by its tokens' ``_coordination_word``."""
     n = len(info)
     lower, coord, content, keys = zip(*info)
     if True not in coord[1:n - 1]:
         return
     root = matcher.root
+    if lists:
+        list_marks(info, feats, root, head_words, last_keys)
     # Could token i start / end a term? (Unknown key sets: assume it could.) Asked of few tokens: not listed.
     def can_start(i: int) -> bool:
         return bool(keys[i]) and (first_keys is None or keys[i][0] in first_keys)

@@ -42,11 +42,11 @@ def _sentences(doc: Document) -> list[Sentence]:
     return [s for s in split_sentences(doc) if s.tokens]
 
 
-def _coordination(sentence: Sentence, resources: TaggerResources) -> dict[int, dict]:
+def _coordination(sentence: Sentence, resources: TaggerResources, lists: bool = False) -> dict[int, dict]:
     """The coordination marks of a sentence's tokens (:func:`coordination_features`; most sentences: none)."""
     extra: defaultdict[int, dict] = defaultdict(dict)  # coordination_features marks few tokens
     coordination_features([t.text for t in sentence.tokens], extra, resources.term_matcher,  # type: ignore[arg-type]
-                          resources.head_words, resources.first_keys, resources.last_keys)
+                          resources.head_words, resources.first_keys, resources.last_keys, lists)
     return extra
 
 
@@ -61,7 +61,7 @@ def doc_sequences(doc: Document, resources: TaggerResources, features: FeatureCo
     items = document_items(doc, sentences, resources.features, features)
     if coordination and resources.term_matcher is not None:
         for sentence, seq in zip(sentences, items):
-            extra = _coordination(sentence, resources)
+            extra = _coordination(sentence, resources, features.coordination_lists)
             if extra:
                 add_features(seq, extra, resources.features)
     return list(zip(sentences, items))
@@ -77,7 +77,7 @@ def doc_emissions(doc: Document, resources: TaggerResources, features: FeatureCo
     if coordination and resources.term_matcher is not None:
         extras = note_coordination([t.text for s in sentences for t in s.tokens], [len(s.tokens) for s in sentences],
                                    resources.term_matcher, resources.head_words, resources.first_keys,
-                                   resources.last_keys)
+                                   resources.last_keys, features.coordination_lists)
     return sentences, document_scores(doc, sentences, resources.features, features, table, extras), extras
 
 
