@@ -282,12 +282,12 @@ class Evidence:
         bilateral carotid stenosis")."""
         s, i, _ = run
         tokens = sentences[s].tokens
-        ends = {where[m.end - 1] for m in mentions if m.end - 1 in where}
-        starts = {where[m.start] for m in mentions if m.start in where}
+        ends = {where[m.end - 1] for m in mentions}
+        starts = {where[m.start] for m in mentions}
         before = i >= 2 and tokens[i - 1].text.lower() in LIST_JOINERS and (s, i - 2) in ends
         after = i + 2 < len(tokens) and tokens[i + 1].text.lower() in LIST_JOINERS and (s, i + 2) in starts
-        named = any(where[m.start][0] == s and where[m.start][1] != i and not is_acronym(m.text(doc.text))
-                    for m in mentions if m.start in where)
+        named = any(at is not None and at[0] == s and at[1] != i and not is_acronym(m.text(doc.text))
+                    for m in mentions for at in (where[m.start],))
         return before or after or named
 
     # ------------------------------------------------------------------ 4. defined short forms recur
@@ -357,27 +357,23 @@ def _spells(letters: Sequence[str], words: str) -> bool:
 _WORD_START = re.compile(r"(?<![\w'-])\w")
 
 
-class _TokenIndex:
-    """Each token's first and last character → its (sentence, token) index, for ``sentences`` in text order
-    (as :func:`share_ner.text.split_sentences` gives them: tokens in order, none overlapping). Found when asked,
-    by bisection over the sentences' and then the tokens' starts, and remembered: a note's mentions ask about a few
-    of its tokens, and an index of them all would cost more than the checks."""
+class _TokenIndex(dict):
+    """Offset → the (sentence, token) index of the token of ``sentences`` that starts or ends (its last character)
+    there, None for any other offset; ``sentences`` in text order (as :func:`share_ner.text.split_sentences` gives
+    them: tokens in order, none overlapping). An offset is looked up when first asked, by bisection over the
+    sentences' and then the tokens' starts, and kept: a note's mentions ask about a few of its tokens, and an index
+    of them all would cost more than the checks."""
 
-    __slots__ = ("_sentences", "_kept", "_firsts", "_starts", "_found")
+    __slots__ = ("_sentences", "_kept", "_firsts", "_starts")
 
     def __init__(self, sentences: Sequence[Sentence]) -> None:
+        super().__init__()
         self._sentences = sentences
         self._kept = [k for k, sentence in enumerate(sentences) if sentence.tokens]  # the sentences with tokens
         self._firsts = [sentences[k].tokens[0].start for k in self._kept]
         self._starts: dict[int, list[int]] = {}  # sentence -> its tokens' starts, made when first needed
-        self._found: dict[int, tuple[int, int] | None] = {}
 
-    def get(self, offset: int) -> tuple[int, int] | None:
-        """The (sentence, token) of the token that starts or ends (its last character) at ``offset``, or None."""
-        try:
-            return self._found[offset]
-        except KeyError:
-            pass
+    def __missing__(self, offset: int) -> tuple[int, int] | None:
         found = None
         k = bisect_right(self._firsts, offset) - 1
         if k >= 0:
@@ -389,16 +385,7 @@ class _TokenIndex:
             i = bisect_right(starts, offset) - 1
             if offset == tokens[i].start or offset == tokens[i].end - 1:
                 found = (s, i)
-        self._found[offset] = found
-        return found
-
-    def __contains__(self, offset: int) -> bool:
-        return self.get(offset) is not None
-
-    def __getitem__(self, offset: int) -> tuple[int, int]:
-        found = self.get(offset)
-        if found is None:
-            raise KeyError(offset)
+        self[offset] = found
         return found
 
 
@@ -406,7 +393,7 @@ def _tokens_of(m: Mention, where: _TokenIndex) -> set[tuple[int, int]]:
     """The (sentence, token) indices of the tokens ``m``'s spans cover (spans on token edges)."""
     out: set[tuple[int, int]] = set()
     for s, e in m.spans:
-        first, last = where.get(s), where.get(e - 1)
+        first, last = where[s], where[e - 1]
         if first is not None and last is not None and first[0] == last[0]:
             out.update((first[0], t) for t in range(first[1], last[1] + 1))
     return out
@@ -417,7 +404,7 @@ def _contiguous_run(m: Mention, where: _TokenIndex) -> tuple[int, int, int] | No
     if len(m.spans) != 1:
         return None
     start, end = m.spans[0]
-    first, last = where.get(start), where.get(end - 1)
+    first, last = where[start], where[end - 1]
     if first is None or last is None or first[0] != last[0]:
         return None
     return first[0], first[1], last[1]
