@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from bisect import bisect_right
 from functools import lru_cache
 from typing import Mapping, Sequence
 
@@ -56,6 +57,7 @@ DETERMINERS = frozenset("a an the this that these those his her their its our yo
 # What stands between the items of a list: a short form among them is named as they are.
 LIST_JOINERS = frozenset({",", "and", "or", "/", "&", ";"})
 _POSSESSIVE = frozenset({"'s", "'", "’s", "’"})
+_INSIDE_WORDS = frozenset({"-", *_POSSESSIVE})  # punctuation a term may take in before its head
 
 
 @lru_cache(maxsize=1)
@@ -99,7 +101,7 @@ class Evidence:
         """``mentions`` of ``doc`` (in ``sentences``) after the four checks, sorted."""
         if not mentions:
             return mentions
-        where = _token_index(sentences)
+        where = _TokenIndex(sentences)
         mentions = self.whole_names(sentences, mentions, where)
         mentions = self.acronyms(sentences, mentions, where)
         mentions, definitions = self.definitions(doc, mentions)
@@ -109,9 +111,9 @@ class Evidence:
     # ------------------------------------------------------------------ 1. whole names
 
     def whole_names(self, sentences: Sequence[Sentence], mentions: list[Mention],
-                    where: Mapping[int, tuple[int, int]]) -> list[Mention]:
+                    where: _TokenIndex) -> list[Mention]:
         """Mentions widened to the whole name they end, and lone generic heads that name nothing dropped
-        (``where``: :func:`_token_index` of ``sentences``)."""
+        (``where``: the :class:`_TokenIndex` of ``sentences``)."""
         taken = {t for m in mentions for t in _tokens_of(m, where)}
         out = []
         for m in mentions:
@@ -140,15 +142,16 @@ class Evidence:
         no severity, course or certainty word; None if none."""
         if self.matcher is None:
             return None
-        parts = [token_keys(t.text) for t in tokens[max(j - self.matcher.max_words, 0):j + 1]]
         base = max(j - self.matcher.max_words, 0)
+        parts = [token_keys(t.text) for t in tokens[i:j + 1]]  # the word keys of tokens k .. j (k from i down)
         best = None
         for k in range(i - 1, base - 1, -1):
             word = tokens[k].text
-            if (s, k) in taken or word.lower() in NOT_MODIFIERS or not parts[k - base] and word not in (
-                    "-", *_POSSESSIVE):
+            keys = token_keys(word)
+            if (s, k) in taken or word.lower() in NOT_MODIFIERS or not keys and word not in _INSIDE_WORDS:
                 break
-            if parts[k - base] and self.matcher.lookup_keys(parts[k - base:]):
+            parts.insert(0, keys)
+            if keys and self.matcher.lookup_keys(parts):
                 best = k
         return best
 
@@ -190,7 +193,7 @@ class Evidence:
     # ------------------------------------------------------------------ 2. acronyms in lower case
 
     def acronyms(self, sentences: Sequence[Sentence], mentions: list[Mention],
-                 where: Mapping[int, tuple[int, int]]) -> list[Mention]:
+                 where: _TokenIndex) -> list[Mention]:
         """Mentions of one lower-case word whose key only short forms in capitals have, dropped."""
         out = []
         for m in mentions:
@@ -239,7 +242,7 @@ class Evidence:
 
     def short_forms(self, doc: Document, sentences: Sequence[Sentence], mentions: list[Mention],
                     definitions: Mapping[str, Sequence[tuple[tuple[int, int], tuple[int, int]]]],
-                    where: Mapping[int, tuple[int, int]]) -> list[Mention]:
+                    where: _TokenIndex) -> list[Mention]:
         """Mentions of a short form of the clinical abbreviation list, kept by the evidence for a disorder
         sense (see the module docstring)."""
         note_keys: list[str] | None = None
@@ -273,18 +276,18 @@ class Evidence:
 
     @staticmethod
     def _in_context(doc: Document, sentences: Sequence[Sentence], run: tuple[int, int, int],
-                    mentions: Sequence[Mention], where: Mapping[int, tuple[int, int]]) -> bool:
+                    mentions: Sequence[Mention], where: _TokenIndex) -> bool:
         """The one-word mention at ``run`` is named among disorders: it stands in a list of mentions ("DVT, PE",
         "SOB and CP"), or its sentence holds another mention that is no short form ("CT showed left MCA CVA,
         bilateral carotid stenosis")."""
         s, i, _ = run
         tokens = sentences[s].tokens
-        ends = {where[m.end - 1] for m in mentions if m.end - 1 in where}
-        starts = {where[m.start] for m in mentions if m.start in where}
+        ends = {where[m.end - 1] for m in mentions}
+        starts = {where[m.start] for m in mentions}
         before = i >= 2 and tokens[i - 1].text.lower() in LIST_JOINERS and (s, i - 2) in ends
         after = i + 2 < len(tokens) and tokens[i + 1].text.lower() in LIST_JOINERS and (s, i + 2) in starts
-        named = any(where[m.start][0] == s and where[m.start][1] != i and not is_acronym(m.text(doc.text))
-                    for m in mentions if m.start in where)
+        named = any(at is not None and at[0] == s and at[1] != i and not is_acronym(m.text(doc.text))
+                    for m in mentions for at in (where[m.start],))
         return before or after or named
 
     # ------------------------------------------------------------------ 4. defined short forms recur
@@ -354,31 +357,57 @@ def _spells(letters: Sequence[str], words: str) -> bool:
 _WORD_START = re.compile(r"(?<![\w'-])\w")
 
 
-def _token_index(sentences: Sequence[Sentence]) -> dict[int, tuple[int, int]]:
-    """Each token's first and last character → its (sentence, token) index."""
-    out: dict[int, tuple[int, int]] = {}
-    for s, sentence in enumerate(sentences):
-        for i, t in enumerate(sentence.tokens):
-            out[t.start] = out[t.end - 1] = (s, i)
-    return out
+class _TokenIndex(dict):
+    """Offset → the (sentence, token) index of the token of ``sentences`` that starts or ends (its last character)
+    there, None for any other offset; ``sentences`` in text order (as :func:`share_ner.text.split_sentences` gives
+    them: tokens in order, none overlapping). An offset is looked up when first asked, by bisection over the
+    sentences' and then the tokens' starts, and kept: a note's mentions ask about a few of its tokens, and an index
+    of them all would cost more than the checks."""
+
+    __slots__ = ("_sentences", "_kept", "_firsts", "_starts")
+
+    def __init__(self, sentences: Sequence[Sentence]) -> None:
+        super().__init__()
+        self._sentences = sentences
+        self._kept = [k for k, sentence in enumerate(sentences) if sentence.tokens]  # the sentences with tokens
+        self._firsts = [sentences[k].tokens[0].start for k in self._kept]
+        self._starts: dict[int, list[int]] = {}  # sentence -> its tokens' starts, made when first needed
+
+    def __missing__(self, offset: int) -> tuple[int, int] | None:
+        found = None
+        k = bisect_right(self._firsts, offset) - 1
+        if k >= 0:
+            s = self._kept[k]
+            tokens = self._sentences[s].tokens
+            starts = self._starts.get(s)
+            if starts is None:
+                starts = self._starts[s] = [t.start for t in tokens]
+            i = bisect_right(starts, offset) - 1
+            if offset == tokens[i].start or offset == tokens[i].end - 1:
+                found = (s, i)
+        self[offset] = found
+        return found
 
 
-def _tokens_of(m: Mention, where: Mapping[int, tuple[int, int]]) -> set[tuple[int, int]]:
+def _tokens_of(m: Mention, where: _TokenIndex) -> set[tuple[int, int]]:
     """The (sentence, token) indices of the tokens ``m``'s spans cover (spans on token edges)."""
     out: set[tuple[int, int]] = set()
     for s, e in m.spans:
-        if s in where and e - 1 in where and where[s][0] == where[e - 1][0]:
-            (k, i), (_, j) = where[s], where[e - 1]
-            out.update((k, t) for t in range(i, j + 1))
+        first, last = where[s], where[e - 1]
+        if first is not None and last is not None and first[0] == last[0]:
+            out.update((first[0], t) for t in range(first[1], last[1] + 1))
     return out
 
 
-def _contiguous_run(m: Mention, where: Mapping[int, tuple[int, int]]) -> tuple[int, int, int] | None:
+def _contiguous_run(m: Mention, where: _TokenIndex) -> tuple[int, int, int] | None:
     """(sentence, first token, last token) of a one-span mention on token edges of one sentence, else None."""
-    if m.is_discontiguous or m.start not in where or m.end - 1 not in where:
+    if len(m.spans) != 1:
         return None
-    (s, i), (s2, j) = where[m.start], where[m.end - 1]
-    return (s, i, j) if s == s2 else None
+    start, end = m.spans[0]
+    first, last = where[start], where[end - 1]
+    if first is None or last is None or first[0] != last[0]:
+        return None
+    return first[0], first[1], last[1]
 
 
 def _is_name_word(word: str) -> bool:

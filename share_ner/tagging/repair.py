@@ -4,6 +4,8 @@ found only in part (:func:`expand_coordinations`).
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from operator import attrgetter
 from typing import Callable, Iterable, Sequence
 
 from share_ner.document import Mention, Sentence
@@ -12,15 +14,27 @@ from share_ner.tagging.resources import TaggerResources
 
 
 def _token_run_of(sentence: Sentence) -> Callable[[int, int], tuple[int, int] | None]:
-    """A function mapping a character span to the (first, last) token indices it covers exactly, else None."""
-    first = {t.start: i for i, t in enumerate(sentence.tokens)}
-    last = {t.end: i for i, t in enumerate(sentence.tokens)}
+    """A function mapping a character span to the (first, last) token indices it covers exactly, else None.
+
+    The first token is found by bisection and the last by a walk from it (tokens are in order and do not overlap;
+    a span covers few), so that a sentence's tokens need no index of their own.
+    """
+    tokens = sentence.tokens
+    n = len(tokens)
 
     def run(start: int, end: int) -> tuple[int, int] | None:
-        i, j = first.get(start), last.get(end)
-        return None if i is None or j is None else (i, j)
+        i = bisect_left(tokens, start, key=_START)
+        if i == n or tokens[i].start != start:
+            return None
+        j = i
+        while j < n and tokens[j].end < end:
+            j += 1
+        return (i, j) if j < n and tokens[j].end == end else None
 
     return run
+
+
+_START = attrgetter("start")
 
 
 def _bracket_depth(text: str) -> int:
