@@ -8,11 +8,13 @@ imports, model load, first note), one process on the notes, ``--jobs 2`` on the 
 back, the side that goes first alternating from round to round. A first round builds the
 models and warms the caches and is not counted. Figures: CPU seconds of the process and its workers, wall seconds,
 peak resident memory of the largest process; the best of ``--rounds`` rounds. The ratio new/old is old time / new
-time. Tokens: words and punctuation marks (``share_ner.batch.annotate.count_tokens``). Then a cProfile of one process of each
+time. Each round then runs one process of the baseline and one of each other side at the same time, each on a core of
+its own ("side by side"): a host whose speed drifts by a quarter between runs slows both alike, so the median of those
+rounds' ratios is the steadiest figure of the run. Tokens: words and punctuation marks (``share_ner.batch.annotate.count_tokens``). Then a cProfile of one process of each
 side on the first ``--profile-notes`` notes, by stage (``bench_throughput.profile``).
 
     nice python benchmarks/bench_end_to_end.py --baseline-python OLD_VENV/bin/python \\
-        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--out benchmarks/results/end_to_end.md]
+        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--also-python 3.13=PY]
 
 ``--also-python NAME=PY`` (repeatable) adds a side: this checkout installed in the venv of another Python, measured in
 the same rounds and shown beside the others (Python 3.11 and 3.13 side by side, each against the baseline).
@@ -23,10 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench_data import RESULTS_DIR, add_data_argument, side_env
@@ -97,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             name, python = also.split("=", 1)
             sides[f"this code, {name}"] = (python, work / f"cache-also-{k}")
         runs: dict = {(side, what): [] for side in sides for what in ("start", "jobs1", "jobs2")}
+        paired: dict = {side: [] for side in list(sides)[1:]}  # (baseline run, side run) started together
         for r in range(args.rounds + args.warm_up):
             # each measure of both sides back to back, the side first each round alternating: the machine's load
             # drifts over minutes, and so touches both sides of a pair alike
@@ -112,9 +117,19 @@ def main(argv: list[str] | None = None) -> int:
                         runs[(side, what)].append(res)
                     print(f"round {r}{' (warm-up)' if warm else ''} {side} {what}: {res['cpu']:.2f} CPU s, "
                           f"{res['wall']:.2f} s wall, {res['peak_mb']:.0f} MB", flush=True)
+            base_python, base_cache = sides[args.baseline_name]
+            for side, (python, cache) in list(sides.items())[1:]:
+                with ThreadPoolExecutor(2) as pool:  # each run waits on its own child: the threads only wait
+                    both = [pool.submit(time_tag, py, notes, work / f"tagged-{k}", c)
+                            for k, (py, c) in enumerate(((base_python, base_cache), (python, cache)))]
+                    pair = tuple(f.result() for f in both)
+                if r >= args.warm_up:
+                    paired[side].append(pair)
+                print(f"round {r} side by side, {args.baseline_name} / {side}: {pair[0]['cpu']:.2f} / "
+                      f"{pair[1]['cpu']:.2f} CPU s", flush=True)
         profiles = {side: run_profile(python, cache, args.profile_notes, notes)
                     for side, (python, cache) in list(sides.items())[:2]} if args.profile_notes else {}
-    text = report(runs, list(sides), profiles, n_notes, tokens, started, args)
+    text = report(runs, paired, list(sides), profiles, n_notes, tokens, started, args)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
@@ -125,7 +140,11 @@ def _best(runs: list[dict], key: str) -> float:
     return min(r[key] for r in runs)
 
 
-def report(runs: dict, sides: list, profiles: dict, n_notes: int, tokens: int, started: str, args) -> str:
+def _median(values) -> float:
+    return statistics.median(list(values))
+
+
+def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, tokens: int, started: str, args) -> str:
     old, new, *also = sides
     shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name,
              *[a for k, x in enumerate(args.also_python) for a in ("--also-python", f"{x.split('=')[0]}=PY{k + 1}")],
@@ -159,6 +178,14 @@ def report(runs: dict, sides: list, profiles: dict, n_notes: int, tokens: int, s
     row("one process: wall s", "jobs1", "wall")
     row("`--jobs 2`: CPU s (all processes)", "jobs2", "cpu")
     row("`--jobs 2`: wall s", "jobs2", "wall")
+    cells = []
+    for side in (new, *also):
+        pairs = paired[side]
+        cells.append(f"{_median(p[1]['cpu'] for p in pairs):.2f} ("
+                     + ", ".join(f"{a['cpu']:.2f} / {b['cpu']:.2f}" for a, b in pairs) + ")")
+        cells.append(f"**{_median(a['cpu'] / b['cpu'] for a, b in pairs):.2f}x**")
+    lines.append(f"| one process, side by side with the {old}: CPU s | "
+                 f"{_median(p[0]['cpu'] for p in paired[new]):.2f} | " + " | ".join(cells) + " |")
     row("start-up: CPU s", "start", "cpu")
     row("start-up: wall s", "start", "wall")
     row("peak memory, one process (MB)", "jobs1", "peak_mb", "{:.0f}", speed=False)
@@ -172,7 +199,9 @@ def report(runs: dict, sides: list, profiles: dict, n_notes: int, tokens: int, s
                      f"`--jobs 2` {wall1 / wall2:.2f}x one process on wall time; mentions "
                      f"{', '.join(f'{m:,}' for m in sorted(x for x in mentions if x is not None))} "
                      f"({'the same in every run' if len(mentions) == 1 else 'NOT the same in every run'}).")
-    lines += ["", "Ratios: old time / new time (above 1: this code is faster); memory: new / old."]
+    lines += ["", "Ratios: old time / new time (above 1: this code is faster); memory: new / old. Side by side: "
+              f"the median of the rounds (each round's {old} / side CPU seconds in brackets) and the median ratio of "
+              "those rounds, the two processes of a round started together, each with a core of its own."]
     if profiles:
         lines += ["", f"## Where the time goes (cProfile, one process, first {args.profile_notes} notes, model "
                   "loaded)", "", "Cumulative time of each stage's entry function (`bench_throughput.STAGES`); "

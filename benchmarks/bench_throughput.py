@@ -50,7 +50,7 @@ CORES = 16
 # split), so that a baseline checkout of older code is profiled by the same stages.
 STAGES = [
     ("read note files", ("_read_note_file",), ("batch/runner.py", "batch.py")),
-    ("sentences + tokens (scispacy tokenizer)", ("split_sentences",), ("text.py",)),
+    ("sentences + tokens (rule tokenizer)", ("split_sentences",), ("text.py",)),
     ("token features (incl. abbreviations)", ("doc_emissions", "doc_sequences"), ("tagging/crf.py", "tagger.py")),
     ("  of which abbreviation detection", ("note_abbreviations",), ("extract.py",)),
     ("CRF tagging + decoding", ("viterbi", "_decode", "tag_sequences"), ("tagging/crf.py", "tagging/weights.py",
