@@ -174,7 +174,7 @@ class CrfTagger:
 
         def build() -> TaggerResources:
             try:
-                weights = read_weights(data)
+                weights = read_weights(data, checked=True)  # checked above, before CRFsuite read them
             except WeightsError as exc:
                 raise ModelError(f"{path}: not a readable CRFsuite model ({exc})") from None
             terms = list(read_terms(info.path(FILES.terms), info.data["terms"].get("rows"))) if info.has_terms \

@@ -190,15 +190,17 @@ def _cqdb_strings(data: bytes, offset: int, count: int) -> list[bytes]:
     return out
 
 
-def read_weights(path: str | Path | bytes) -> CrfWeights:
-    """The weights of the CRFsuite model file ``path`` (or of its bytes), checked by :func:`check_model_bytes`.
+def read_weights(path: str | Path | bytes, checked: bool = False) -> CrfWeights:
+    """The weights of the CRFsuite model file ``path`` (or of its bytes), checked by :func:`check_model_bytes`
+    unless ``checked`` (the caller checked these very bytes).
 
     Raises:
         OSError: the file cannot be read.
         WeightsError: it is not a first-order CRFsuite model, or is truncated or corrupted.
     """
     data = path if isinstance(path, bytes) else Path(path).read_bytes()
-    check_model_bytes(data)
+    if not checked:
+        check_model_bytes(data)
     try:
         magic, _, kind, _, _, n_labels, n_attrs, off_features, off_labels, off_attrs, _, _ = _HEADER.unpack_from(data)
         if magic != b"lCRF" or kind != b"FOMC":
