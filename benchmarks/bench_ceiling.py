@@ -104,11 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Ceiling = share of gold mentions given back exactly (strict: same spans) after sentence "
         "splitting, encoding and decoding; `disc.` = the same for discontiguous mentions. biohd: fragment tags "
         "joined by a perfect pairing (what the tags hold, `--pairing learned`; the rule decoding's ceiling is in "
-        "`discontiguous.md`); bio: hulls. Lost mentions by cause (biohd): a boundary inside a token / crossing a "
-        "sentence boundary / an overlap the tags cannot hold / decoded differently.",
+        "`discontiguous.md`); bio: hulls. Lost mentions by cause (biohd): a boundary inside a token / a span beginning or "
+        "ending on whitespace beyond the sentence's tokens / crossing a sentence boundary / an overlap the tags "
+        "cannot hold / decoded differently.",
         "",
         "| split | mentions | disc. | biohd ceiling | biohd disc. | bio ceiling | bio disc. "
-        "| lost: in token / crossing / overlap / misdecoded |",
+        "| lost: in token / on whitespace / crossing / overlap / misdecoded |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for split, res, _, _ in rows:
@@ -120,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines.append(
             f"| {split} | {b['mentions']} | {b['discontiguous']} | {100 * b['ceiling']:.2f}% "
             f"| {b_disc} | {100 * o['ceiling']:.2f}% | {o_disc} "
-            f"| {lost['inexact']} / {lost['crossing']} / {lost['dropped']} / {lost['misdecoded']} |"
+            f"| {lost['inexact']} / {lost['whitespace']} / {lost['crossing']} / {lost['dropped']} "
+            f"/ {lost['misdecoded']} |"
         )
     lines += [
         "",

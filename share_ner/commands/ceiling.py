@@ -43,6 +43,7 @@ def format_table(result: dict) -> str:
         ("discontiguous", f"{result['discontiguous_survived']} / {result['discontiguous']} survive "
                           f"({100 * result['discontiguous_ceiling']:.2f}%)"),
         ("lost: boundary inside a token", lost["inexact"]),
+        ("lost: boundary on whitespace", lost["whitespace"]),
         ("lost: crosses a sentence boundary", lost["crossing"]),
         ("lost: overlap the tags cannot hold", lost["dropped"]),
         ("lost: decoded differently", lost["misdecoded"]),

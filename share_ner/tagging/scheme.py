@@ -43,7 +43,7 @@ first illegal one with its position and neighbouring tags.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence, span_past_end
@@ -527,6 +527,23 @@ def check_mentions(doc: Document, mentions: Iterable[Mention]) -> None:
 # ---------------------------------------------------------------- ceiling
 
 
+def _on_whitespace(text: str, sentence: Sentence, mention: Mention) -> bool:
+    """Is ``mention`` outside ``sentence``'s tokens only by whitespace at its spans' ends (its spans, stripped of
+    it, cover tokens of the sentence and lie within them)?"""
+    spans = []
+    for s, e in mention.spans:
+        piece = text[s:e]
+        stripped = piece.strip()
+        if not stripped:
+            return False
+        s += len(piece) - len(piece.lstrip())
+        spans.append((s, s + len(stripped)))
+    if tuple(spans) == mention.spans:
+        return False
+    got = mention_tokens(sentence, replace(mention, spans=tuple(spans)))
+    return got is not None and got[2]
+
+
 def round_trip_ceiling(
     docs: Mapping[str, Document], gold: Mapping[str, Sequence[Mention]], scheme: str | Scheme = "biohd",
     pairing: str = "learned",
@@ -536,14 +553,16 @@ def round_trip_ceiling(
     With ``pairing="learned"`` (biohd) a mention survives when the fragment tags hold it (:func:`held`: a perfect
     pairing step gives it back); with ``"rules"`` when the decoding rules give it back. Returns counts for all
     mentions and for discontiguous ones, and why the others were lost: ``inexact`` (a boundary inside a token),
-    ``crossing`` (the mention crosses a sentence boundary), ``dropped`` (an overlap the tag sequence cannot hold)
+    ``whitespace`` (a span begins or ends on whitespace beyond the sentence's tokens, as a gold span taking in a
+    line's closing ``\r`` does), ``crossing`` (the mention crosses a sentence boundary), ``dropped`` (an overlap the
+    tag sequence cannot hold)
     and ``misdecoded`` (encoded, but the decoding rules give it back differently). Gold for a note that is missing
     is an error.
     """
     sch = get_scheme(scheme)
     learned = pairing == "learned" and sch.name == "biohd"
     total = survived = disc = disc_survived = 0
-    lost = {"inexact": 0, "crossing": 0, "dropped": 0, "misdecoded": 0}
+    lost = {"inexact": 0, "whitespace": 0, "crossing": 0, "dropped": 0, "misdecoded": 0}
     tokens = sentences_n = 0
     for doc_id in sorted(gold):
         if doc_id not in docs:
@@ -557,6 +576,7 @@ def round_trip_ceiling(
         ends = [s.end for s in sents]
         by_sent: dict[int, list[Mention]] = {}
         crossing: set[Mention] = set()
+        home: dict[Mention, int] = {}  # the one sentence a mention touches
         for m in ms:
             k = bisect_right(ends, m.start)
             first = k
@@ -565,6 +585,8 @@ def round_trip_ceiling(
                 k += 1
             if k - first > 1:
                 crossing.add(m)
+            elif k > first:
+                home[m] = first
         decoded: set[tuple[tuple[int, int], ...]] = set()
         inexact: set[Mention] = set()
         dropped: set[Mention] = set()
@@ -592,6 +614,8 @@ def round_trip_ceiling(
                 lost["crossing"] += 1
             elif m in inexact:
                 lost["inexact"] += 1
+            elif m in dropped and m in home and _on_whitespace(doc.text, sents[home[m]], m):
+                lost["whitespace"] += 1
             elif m in dropped:
                 lost["dropped"] += 1
             else:
