@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,7 @@ def run_round(python: str, data: Path, work: Path, out: dict, score: bool, speed
     for split in TESTS:
         base = data / split
         pred = work / split.replace("/", "-")
+        shutil.rmtree(pred, ignore_errors=True)  # each round's model is a new one: a fresh run, not a resumed one
         _, tag_cpu = _cli(python, "tag", str(base / "text"), "--model", str(model), "--out", str(pred))
         entry = out.setdefault("splits", {}).setdefault(split, {"tag_cpu_s": []})
         entry["tag_cpu_s"].append(tag_cpu)
@@ -82,6 +84,7 @@ def run_round(python: str, data: Path, work: Path, out: dict, score: bool, speed
             scores, _ = _cli(sys.executable, "evaluate", "--gold", str(base / "gold"), "--pred", str(pred), "--json")
             entry["scores"] = json.loads(scores)
     if speed is not None:
+        shutil.rmtree(work / "speed-out", ignore_errors=True)
         _, tag_cpu = _cli(python, "tag", str(speed), "--model", str(model), "--out", str(work / "speed-out"))
         out.setdefault("speed_cpu_s", []).append(tag_cpu)
 
