@@ -38,6 +38,7 @@ def _kept() -> frozenset[str]:
     return CLASSICAL_SINGULARS | function_words()
 
 
+@lru_cache(maxsize=100_000)  # terms and notes repeat their words; a miss takes two steps at least
 def fold_plural(key: str) -> str:
     """A crude singular, applied alike to terms and text, so that a word and its plural get one key.
 
