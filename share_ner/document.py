@@ -11,7 +11,7 @@ part in equality, ordering or hashing, so scoring Task 1 ignores them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 CUI_LESS = "CUI-less"
@@ -179,6 +179,20 @@ def span_past_end(doc: Document, mention: Mention) -> str | None:
     if mention.end <= size:
         return None
     return f"span {mention.spans[-1][0]}-{mention.end} of note {doc.id} ends past the note's end ({size} characters)"
+
+
+def trimmed(text: str, mention: Mention) -> Mention | None:
+    """``mention`` with the whitespace at each span's ends cut off (a gold span taking in its line's closing
+    ``\r``), ``mention`` itself when it has none, None when a span is whitespace only."""
+    spans = []
+    for s, e in mention.spans:
+        piece = text[s:e]
+        stripped = piece.strip()
+        if not stripped:
+            return None
+        s += len(piece) - len(piece.lstrip())
+        spans.append((s, s + len(stripped)))
+    return mention if tuple(spans) == mention.spans else replace(mention, spans=tuple(spans))
 
 
 # Not frozen (treat it as immutable: it hashes by its fields): a frozen dataclass's __init__ costs three times as

@@ -62,6 +62,27 @@ def test_train_prints_counts_and_dev_scores(tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "m" / "normalizer").exists()
 
 
+def test_train_keeps_a_mention_whose_span_takes_in_the_line_end(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # "prostate cancer\r": the gold span ends on the line's "\r", past the sentence's last token; it is trained
+    # as "prostate cancer", not counted as crossing the sentence break
+    text, gold = tmp_path / "text", tmp_path / "gold"
+    shutil.copytree(TEXT, text)
+    shutil.copytree(GOLD, gold)
+    note = "History of prostate cancer\r\nNo fever.\r\n"
+    (text / "note07.txt").write_bytes(note.encode())
+    start, end = note.index("prostate"), note.index("\r") + 1
+    (gold / gold_file_name("note07")).write_text(f"note07.txt||Disease_Disorder||CUI-less||{start}||{end}\n",
+                                                 encoding="utf-8")
+    config = tmp_path / "quick.json"
+    config.write_text(json.dumps(QUICK), encoding="utf-8")
+    assert main(["train", "--text", str(text), "--gold", str(gold), "--model", str(tmp_path / "m"),
+                 "--config", str(config), "--lexicon", "none", "--no-normalizer", "--quiet"]) == 0
+    assert "gold mentions with whitespace at a span's end: 1 (trained without it)" in capsys.readouterr().out
+    counts = json.loads((tmp_path / "m" / "config.json").read_text(encoding="utf-8"))["training"]["counts"]
+    assert (counts["mentions"], counts["trimmed"], counts["cross_sentence"], counts["dropped"]) == (24, 1, 1, 0)
+
+
 def test_train_keeps_a_site_abbreviation_list_in_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "quick.json"
     config.write_text(json.dumps(QUICK), encoding="utf-8")

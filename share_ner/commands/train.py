@@ -221,6 +221,8 @@ def _train(args: argparse.Namespace, docs: dict, gold: dict, dev: Any, lexicon: 
         print(f"gold mentions the {config.scheme} tags cannot hold: {counts.get('dropped', 0)} dropped "
               f"(overlapping or not encodable), {counts.get('cross_sentence', 0)} crossing a sentence break; "
               f"{counts.get('inexact', 0)} with a boundary inside a token (widened to whole tokens)")
+    if counts.get("trimmed", 0):
+        print(f"gold mentions with whitespace at a span's end: {counts['trimmed']} (trained without it)")
     dev_scores = training.get("dev")
     if dev_scores:
         print(format_scores(dev_scores, "dev"))

@@ -43,10 +43,10 @@ first illegal one with its position and neighbouring tags.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence, span_past_end
+from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence, span_past_end, trimmed
 from share_ner.errors import ShareNerError
 from share_ner.text import split_sentences
 
@@ -530,17 +530,10 @@ def check_mentions(doc: Document, mentions: Iterable[Mention]) -> None:
 def _on_whitespace(text: str, sentence: Sentence, mention: Mention) -> bool:
     """Is ``mention`` outside ``sentence``'s tokens only by whitespace at its spans' ends (its spans, stripped of
     it, cover tokens of the sentence and lie within them)?"""
-    spans = []
-    for s, e in mention.spans:
-        piece = text[s:e]
-        stripped = piece.strip()
-        if not stripped:
-            return False
-        s += len(piece) - len(piece.lstrip())
-        spans.append((s, s + len(stripped)))
-    if tuple(spans) == mention.spans:
+    bare = trimmed(text, mention)
+    if bare is None or bare == mention:
         return False
-    got = mention_tokens(sentence, replace(mention, spans=tuple(spans)))
+    got = mention_tokens(sentence, bare)
     return got is not None and got[2]
 
 

@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import pycrfsuite
 
-from share_ner.document import Document, Mention, Sentence, span_past_end
+from share_ner.document import Document, Mention, Sentence, span_past_end, trimmed
 from share_ner.errors import ShareNerError
 from share_ner.features import TermMatcher
 from share_ner.features.clusters import save_clusters
@@ -78,6 +78,7 @@ class EncodeCounts:
     dropped: int = 0
     inexact: int = 0
     cross_sentence: int = 0
+    trimmed: int = 0  # mentions with whitespace at a span's end, trained without it
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -338,7 +339,11 @@ def train_tagger(
             if fold[doc_id] != fold_id:
                 continue
             doc = docs[doc_id]
-            mentions = list(gold.get(doc_id, ()))
+            # whitespace at a span's end (a line's closing "\r") is no token's: the mention is trained without it,
+            # not lost beyond its sentence's last token
+            given = gold.get(doc_id, ())
+            mentions = [trimmed(doc.text, m) or m for m in given]
+            counts.trimmed += sum(b is not m for b, m in zip(mentions, given))
             counts.docs += 1
             counts.mentions += len(mentions)
             counts.discontiguous += sum(m.is_discontiguous for m in mentions)
