@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = [
         "# Discontiguous mentions: the system before and after learned pairing",
         "",
-        f"Command: `{COMMAND}`. Each system: `share-ner train --text chia/train/text --gold chia/train/gold "
+        f"Command: `{COMMAND}{f' --rounds {args.rounds}' if args.rounds != 3 else ''}`. Each system: `share-ner train --text chia/train/text --gold chia/train/gold "
         "--model M` (defaults), `share-ner tag <split>/text --model M --out P`, `share-ner evaluate --gold "
         "<split>/gold --pred P --json`. Mantra GSC has no training split: the chia model tags it. `disc.` = strict "
         "P/R/F1 on the discontiguous mentions alone; every system's output is scored by the current `evaluate`. "
