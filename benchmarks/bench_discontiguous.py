@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from bench_data import RESULTS_DIR, add_data_argument, write_results
+from bench_speed_scale import link_notes
 
 RESULTS = RESULTS_DIR / "discontiguous.md"
 TESTS = ("chia/test", "mantra_gsc/test")
@@ -50,18 +51,6 @@ def _cli(python: str, *args: str) -> tuple[str, float]:
     if proc.returncode != 0:
         raise SystemExit(f"share-ner {' '.join(args)} failed:\n{proc.stderr}")
     return proc.stdout, _child_cpu() - before
-
-
-def speed_notes(data: Path, tmp: Path) -> Path | None:
-    """A folder of the first MTSamples notes (by name), to time tagging beyond start-up; None without MTSamples."""
-    notes = sorted((data / "mtsamples" / "raw" / "notes").glob("*.txt"))[:SPEED_NOTES]
-    if not notes:
-        return None
-    folder = tmp / "speed-notes"
-    folder.mkdir()
-    for note in notes:
-        (folder / note.name).write_bytes(note.read_bytes())
-    return folder
 
 
 def run_round(python: str, data: Path, work: Path, out: dict, score: bool, speed: Path | None) -> None:
@@ -112,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     systems = [tuple(s.split("=", 1)) for s in args.system] + [("current", sys.executable)]
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench-disc-") as tmp:
-        speed = speed_notes(args.data, Path(tmp))
+        # the first MTSamples notes, to time tagging beyond start-up (none without MTSamples)
+        has_notes = (args.data / "mtsamples" / "raw" / "notes").is_dir()
+        speed = link_notes(Path(tmp), args.data, SPEED_NOTES) if has_notes else None
         # the systems alternate round by round, so that a slower spell of a shared machine falls on each of them
         for r in range(args.rounds):
             for name, python in systems:
