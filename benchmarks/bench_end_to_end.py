@@ -14,7 +14,8 @@ rounds' ratios is the steadiest figure of the run. Tokens: words and punctuation
 side on the first ``--profile-notes`` notes, by stage (``bench_throughput.profile``).
 
     nice python benchmarks/bench_end_to_end.py --baseline-python OLD_VENV/bin/python \\
-        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--also-python 3.13=PY]
+        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--also-python 3.13=PY] \\
+        [--out benchmarks/results/end_to_end.md]
 
 ``--also-python NAME=PY`` (repeatable) adds a side: this checkout installed in the venv of another Python, measured in
 the same rounds and shown beside the others (Python 3.11 and 3.13 side by side, each against the baseline).
@@ -140,10 +141,6 @@ def _best(runs: list[dict], key: str) -> float:
     return min(r[key] for r in runs)
 
 
-def _median(values) -> float:
-    return statistics.median(list(values))
-
-
 def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, tokens: int, started: str, args) -> str:
     old, new, *also = sides
     shown = ["--baseline-python", "OLD_VENV/bin/python", "--baseline-name", args.baseline_name,
@@ -181,11 +178,11 @@ def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, 
     cells = []
     for side in (new, *also):
         pairs = paired[side]
-        cells.append(f"{_median(p[1]['cpu'] for p in pairs):.2f} ("
+        cells.append(f"{statistics.median(p[1]['cpu'] for p in pairs):.2f} ("
                      + ", ".join(f"{a['cpu']:.2f} / {b['cpu']:.2f}" for a, b in pairs) + ")")
-        cells.append(f"**{_median(a['cpu'] / b['cpu'] for a, b in pairs):.2f}x**")
+        cells.append(f"**{statistics.median(a['cpu'] / b['cpu'] for a, b in pairs):.2f}x**")
     lines.append(f"| one process, side by side with the {old}: CPU s | "
-                 f"{_median(p[0]['cpu'] for p in paired[new]):.2f} | " + " | ".join(cells) + " |")
+                 f"{statistics.median(p[0]['cpu'] for p in paired[new]):.2f} | " + " | ".join(cells) + " |")
     row("start-up: CPU s", "start", "cpu")
     row("start-up: wall s", "start", "wall")
     row("peak memory, one process (MB)", "jobs1", "peak_mb", "{:.0f}", speed=False)
