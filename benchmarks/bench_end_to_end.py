@@ -10,12 +10,14 @@ models and warms the caches and is not counted. Figures: CPU seconds of the proc
 peak resident memory of the largest process; the best of ``--rounds`` rounds. The ratio new/old is old time / new
 time. Each round then runs one process of the baseline and one of each other side at the same time, each on a core of
 its own ("side by side"): a host whose speed drifts by a quarter between runs slows both alike, so the median of those
-rounds' ratios is the steadiest figure of the run. Tokens: words and punctuation marks (``share_ner.batch.annotate.count_tokens``). Then a cProfile of one process of each
-side on the first ``--profile-notes`` notes, by stage (``bench_throughput.profile``).
+rounds' ratios is the steadiest figure of the run. ``--paired-rounds N`` adds N rounds of that measure alone, and
+the report gives its median ratio a confidence interval. Tokens: words and punctuation marks
+(``share_ner.batch.annotate.count_tokens``). Then a cProfile of one process of each side on the first
+``--profile-notes`` notes, by stage (``bench_throughput.profile``).
 
     nice python benchmarks/bench_end_to_end.py --baseline-python OLD_VENV/bin/python \\
-        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--also-python 3.13=PY] \\
-        [--out benchmarks/results/end_to_end.md]
+        [--baseline-cache DIR] [--cache DIR] [--notes N] [--rounds 2] [--warm-up 1] [--paired-rounds 0] \\
+        [--also-python 3.13=PY] [--out benchmarks/results/end_to_end.md]
 
 ``--also-python NAME=PY`` (repeatable) adds a side: this checkout installed in the venv of another Python, measured in
 the same rounds and shown beside the others (Python 3.11 and 3.13 side by side, each against the baseline).
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import statistics
 import subprocess
@@ -82,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--notes", type=int, help="only the first N MTSamples notes (quick runs; default all)")
     ap.add_argument("--rounds", type=int, default=2, help="counted rounds (default 2)")
     ap.add_argument("--warm-up", type=int, default=1, help="uncounted rounds first (default 1: builds the models)")
+    ap.add_argument("--paired-rounds", type=int, default=0,
+                    help="more rounds of the side-by-side measure alone, after the others (default 0)")
     ap.add_argument("--profile-notes", type=int, default=300, help="notes profiled per side (0: no profile)")
     ap.add_argument("--work", type=Path, help="work directory (default: a temporary one)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="results file (default benchmarks/results/end_to_end.md)")
@@ -103,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
             sides[f"this code, {name}"] = (python, work / f"cache-also-{k}")
         runs: dict = {(side, what): [] for side in sides for what in ("start", "jobs1", "jobs2")}
         paired: dict = {side: [] for side in list(sides)[1:]}  # (baseline run, side run) started together
-        for r in range(args.rounds + args.warm_up):
+        for r in range(args.rounds + args.warm_up + args.paired_rounds):
             # each measure of both sides back to back, the side first each round alternating: the machine's load
             # drifts over minutes, and so touches both sides of a pair alike
             order = list(sides.items()) if r % 2 == 0 else list(sides.items())[::-1]
-            for what, folder, extra in (("start", one, ()), ("jobs1", notes, ()), ("jobs2", notes, ("--jobs", "2"))):
+            measures = (("start", one, ()), ("jobs1", notes, ()), ("jobs2", notes, ("--jobs", "2")))
+            for what, folder, extra in measures if r < args.rounds + args.warm_up else ():
                 for side, (python, cache) in order:
                     res = time_tag(python, folder, work / "tagged", cache, extra)
                     if what != "start":
@@ -137,6 +143,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def median_interval(values: list[float], level: float = 0.95) -> tuple[float, float, float]:
+    """A confidence interval for the median of ``values`` from their order statistics (the sign test's): the
+    ``k``-th smallest to the ``k``-th largest, ``k`` the largest with coverage at least ``level``, and that
+    coverage; (nan, nan, 0.0) when even the smallest to the largest falls short."""
+    x = sorted(values)
+    n = len(x)
+    below = 0.0  # P(Binomial(n, 1/2) < k)
+    best = None
+    for k in range(1, n // 2 + 1):
+        below += math.comb(n, k - 1) / 2 ** n
+        coverage = 1 - 2 * below
+        if coverage < level:
+            break
+        best = (x[k - 1], x[n - k], coverage)
+    return best or (math.nan, math.nan, 0.0)
+
+
 def _best(runs: list[dict], key: str) -> float:
     return min(r[key] for r in runs)
 
@@ -147,6 +170,7 @@ def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, 
              *[a for k, x in enumerate(args.also_python) for a in ("--also-python", f"{x.split('=')[0]}=PY{k + 1}")],
              *(["--notes", str(args.notes)] if args.notes else []), "--rounds", str(args.rounds),
              *(["--warm-up", str(args.warm_up)] if args.warm_up != 1 else []),
+             *(["--paired-rounds", str(args.paired_rounds)] if args.paired_rounds else []),
              "--profile-notes", str(args.profile_notes)]
     cmd = " ".join(["nice python benchmarks/bench_end_to_end.py", *map(shlex.quote, shown)])
     lines = [
@@ -176,11 +200,18 @@ def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, 
     row("`--jobs 2`: CPU s (all processes)", "jobs2", "cpu")
     row("`--jobs 2`: wall s", "jobs2", "wall")
     cells = []
+    intervals = []
     for side in (new, *also):
         pairs = paired[side]
+        ratios = [a["cpu"] / b["cpu"] for a, b in pairs]
         cells.append(f"{statistics.median(p[1]['cpu'] for p in pairs):.2f} ("
                      + ", ".join(f"{a['cpu']:.2f} / {b['cpu']:.2f}" for a, b in pairs) + ")")
-        cells.append(f"**{statistics.median(a['cpu'] / b['cpu'] for a, b in pairs):.2f}x**")
+        cells.append(f"**{statistics.median(ratios):.2f}x**")
+        low, high, coverage = median_interval(ratios)
+        faster = sum(x > 1 for x in ratios)
+        intervals.append(f"{side}: median ratio {statistics.median(ratios):.3f}x over {len(ratios)} rounds, "
+                         + (f"{coverage:.1%} interval {low:.3f}x to {high:.3f}x" if coverage else "too few rounds "
+                            "for an interval") + f"; this code faster in {faster} of {len(ratios)} rounds.")
     lines.append(f"| one process, side by side with the {old}: CPU s | "
                  f"{statistics.median(p[0]['cpu'] for p in paired[new]):.2f} | " + " | ".join(cells) + " |")
     row("start-up: CPU s", "start", "cpu")
@@ -199,6 +230,12 @@ def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, 
     lines += ["", "Ratios: old time / new time (above 1: this code is faster); memory: new / old. Side by side: "
               f"the median of the rounds (each round's {old} / side CPU seconds in brackets) and the median ratio of "
               "those rounds, the two processes of a round started together, each with a core of its own."]
+    lines += ["", "Side by side over all rounds"
+              + (f" ({args.rounds} with the other measures, {args.paired_rounds} of this measure alone)"
+                 if args.paired_rounds else "")
+              + ": the median ratio and a distribution-free confidence interval for it (the order statistics a "
+              "sign test gives; no assumption about how the rounds spread):", ""]
+    lines += [f"- {x}" for x in intervals]
     if profiles:
         lines += ["", f"## Where the time goes (cProfile, one process, first {args.profile_notes} notes, model "
                   "loaded)", "", "Cumulative time of each stage's entry function (`bench_throughput.STAGES`); "

@@ -252,8 +252,11 @@ def end_to_end() -> str:
     baseline = table[0][1]
     rows = ["one process: CPU s", f"one process, side by side with the {baseline}: CPU s", "one process: wall s",
             "`--jobs 2`: wall s", "start-up: CPU s", "peak memory, one process (MB)"]
+    # the side-by-side median ratios with their confidence intervals, as the results file words them
+    intervals = [line for line in _text("end_to_end.md").splitlines() if line.startswith("- this code") and
+                 "median ratio" in line]
     return block(f"`share-ner tag` end to end against the {baseline}, on Python 3.11 and 3.13", "end_to_end.md",
-                 markdown(pick(table, rows)),
+                 "\n".join([markdown(pick(table, rows)), *([""] + intervals if intervals else [])]),
                  "all 4,966 MTSamples notes, each code with its own default model; ratios old time / new time; side "
                  "by side: both processes at once, each on a core of its own, the median of the rounds")
 
