@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from share_ner.batch.annotate import AnnotatorFactory, annotate_documents, annotate_notes, failure_reason
 from share_ner.batch.workers import Death, WorkerPool
+from share_ner.collector import collect_less
 from share_ner.document import Document
 from share_ner.errors import ShareNerError
 
@@ -45,8 +46,12 @@ def settle_heap() -> None:
     creates. Frozen objects are still freed when nothing refers to them; only reference cycles among them
     would outlive their use. Loading leaves few such objects: kept, rather than spend a full collection
     (a walk of the whole model) to free them.
+
+    Also collects the young generation less often (:func:`share_ner.collector.collect_less`): a note makes many
+    short-lived objects.
     """
     gc.freeze()
+    collect_less()
 
 
 # ---------------------------------------------------------------- worker processes
