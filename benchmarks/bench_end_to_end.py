@@ -204,12 +204,13 @@ def report(runs: dict, paired: dict, sides: list, profiles: dict, n_notes: int, 
     for side in (new, *also):
         pairs = paired[side]
         ratios = [a["cpu"] / b["cpu"] for a, b in pairs]
+        median = statistics.median(ratios)
         cells.append(f"{statistics.median(p[1]['cpu'] for p in pairs):.2f} ("
                      + ", ".join(f"{a['cpu']:.2f} / {b['cpu']:.2f}" for a, b in pairs) + ")")
-        cells.append(f"**{statistics.median(ratios):.2f}x**")
+        cells.append(f"**{median:.2f}x**")
         low, high, coverage = median_interval(ratios)
         faster = sum(x > 1 for x in ratios)
-        intervals.append(f"{side}: median ratio {statistics.median(ratios):.3f}x over {len(ratios)} rounds, "
+        intervals.append(f"{side}: median ratio {median:.3f}x over {len(ratios)} rounds, "
                          + (f"{coverage:.1%} interval {low:.3f}x to {high:.3f}x" if coverage else "too few rounds "
                             "for an interval") + f"; this code faster in {faster} of {len(ratios)} rounds.")
     lines.append(f"| one process, side by side with the {old}: CPU s | "

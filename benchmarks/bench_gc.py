@@ -15,7 +15,6 @@ byte for byte. Figures: the median over the rounds.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import subprocess
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from bench_data import RESULTS_DIR, add_data_argument, side_env
 from bench_speed_scale import link_notes
+from output_hashes import hash_dir
 
 RESULTS = RESULTS_DIR / "gc.md"
 
@@ -61,24 +61,13 @@ print(json.dumps({"cpu": time.process_time() - start, "gc": sum(s for _, s in sp
 """
 
 
-def digest(folder: Path) -> str:
-    """One hash of every file's relative path and bytes under ``folder`` (run.json's timings left out)."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        if path.name in ("run.json", "summary.json", "progress.json"):
-            continue
-        h.update(str(path.relative_to(folder)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def run(threshold: str, notes: Path, out: Path, cache: Path) -> dict:
     proc = subprocess.run([sys.executable, "-c", CHILD, threshold, str(notes), str(out)], capture_output=True,
                           text=True, env=side_env(cache))
     if proc.returncode:
         sys.exit(f"share-ner tag with threshold {threshold} failed:\n{proc.stderr[-2000:]}")
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    res["digest"] = digest(out)
+    res["digest"] = hash_dir(out, out.parent)
     return res
 
 
