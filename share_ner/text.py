@@ -13,8 +13,6 @@ shared. On top of it:
   a placeholder such as ``[**Last Name (NamePattern1) 123**]``;
 * a few extra splits where gold mention boundaries often fall inside a
   scispacy token (see :data:`_EXTRA_SPLIT`; measured by ``benchmarks/bench_ceiling.py``);
-* a word that completes a suspended prefix is cut after its own prefix
-  ("hyper- or hypo|thyroidism", :data:`_COMBINING_PREFIXES`), so a mention can share its stem;
 * runs of 300+ non-space characters are cut by a simple regex, because
   spaCy's affix loop is quadratic in a token's length.
 
@@ -141,45 +139,6 @@ _EXTRA_SPLIT = re.compile(
     + "".join(rf"|-(?<=\b(?i:{p})-)(?=[A-Za-z]{{3}})" for p in _HYPHEN_PREFIXES)
 )
 
-# Combining prefixes that a suspended hyphen leaves for the next word to complete: "hyper- or hypothyroidism",
-# "intra- and extrahepatic", "tachy- or bradycardia". The later word is cut after its own prefix, so a mention can
-# share its stem ("hyper ... thyroidism"); the prefixes are English medical word formation, not a corpus's terms.
-_COMBINING_PREFIXES = sorted((
-    "ante", "anti", "auto", "bi", "brady", "chemo", "contra", "di", "dys", "echo", "electro", "endo", "epi", "extra",
-    "hemi", "hetero", "homo", "hyper", "hypo", "infra", "inter", "intra", "ipsi", "iso", "macro", "micro", "mid",
-    "mono", "multi", "neo", "normo", "oligo", "pan", "para", "penta", "peri", "poly", "post", "pre", "pseudo",
-    "quadri", "radio", "retro", "semi", "sub", "super", "supra", "tachy", "tetra", "trans", "tri", "ultra", "uni",
-), key=len, reverse=True)  # longest first: the alternation takes the first that fits
-_PREFIX_ALTERNATION = "|".join(_COMBINING_PREFIXES)
-# "<prefix>- <and|or|and/or|nor|&> <prefix><3+ letters>": found from the gap (a literal hyphen, fast to search),
-# then the words on either side are checked.
-_SUSPENDED_GAP = re.compile(r"-(?<=[A-Za-z]-)[ \t]+(?i:and/or|and|or|nor|&)[ \t]+(?=[A-Za-z])")
-_PREFIX_BEFORE = re.compile(rf"(?i:\b(?:{_PREFIX_ALTERNATION}))\Z")
-_PREFIX_AT = re.compile(rf"(?i:{_PREFIX_ALTERNATION})(?=[A-Za-z]{{3}})")
-_LONGEST_PREFIX = len(_COMBINING_PREFIXES[0])
-
-
-def _split_suspended(masked: str, tokens: list[Token]) -> list[Token]:
-    """``tokens`` with each word completing a suspended prefix cut after its own prefix (:data:`_SUSPENDED_GAP`)."""
-    cuts = []
-    for m in _SUSPENDED_GAP.finditer(masked):
-        a = m.start()
-        if _PREFIX_BEFORE.search(masked, max(0, a - _LONGEST_PREFIX - 1), a):
-            after = _PREFIX_AT.match(masked, m.end())
-            if after:
-                cuts.append(after.end())
-    if not cuts:
-        return tokens
-    starts = [t.start for t in tokens]
-    for cut in reversed(cuts):
-        i = bisect_right(starts, cut) - 1
-        t = tokens[i] if i >= 0 else None
-        if t is not None and t.start < cut < t.end:
-            k = cut - t.start
-            tokens[i:i + 1] = [Token(t.text[:k], t.start, cut), Token(t.text[k:], cut, t.end)]
-    return tokens
-
-
 def _cut(text: str, s: int, e: int, cuts: list[int], out: list[Token]) -> None:
     """Append tokens for text[s:e] with each one-character separator at ``cuts`` a token of its own."""
     pos = s
@@ -221,8 +180,6 @@ def tokenize(text: str, extra_splits: bool = True) -> list[Token]:
     tokens = _tokenize_chunks(text, masked) if extra_splits else None
     if tokens is None:
         tokens = _tokenize_whole(text, masked, extra_splits)
-    if extra_splits and "- " in masked:
-        tokens = _split_suspended(masked, tokens)
     if placeholders:
         tokens = _fix_placeholders(text, tokens, placeholders)
     return tokens

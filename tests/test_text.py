@@ -158,26 +158,6 @@ def test_extra_splits_where_gold_boundaries_fall():
     assert [t.text for t in tokenize(text, extra_splits=False)][:3] == ["second-", "or", "third-degree"]
 
 
-def test_a_word_completing_a_suspended_prefix_is_cut_after_its_own_prefix():
-    text = "Hyper- or hypothyroidism; intra- and Extrahepatic ducts; tachy- and/or bradycardia"
-    tokens = tokenize(text)
-    assert [t.text for t in tokens] == [
-        "Hyper", "-", "or", "hypo", "thyroidism", ";", "intra", "-", "and", "Extra", "hepatic", "ducts", ";",
-        "tachy", "-", "and", "/", "or", "brady", "cardia",
-    ]
-    assert all(text[t.start:t.end] == t.text for t in tokens)
-    # the shared stem is a token of its own, so "Hyper ... thyroidism" is a union of tokens
-    assert [t.text for t in tokens if t.start == text.index("thyroidism")] == ["thyroidism"]
-
-
-def test_a_suspended_prefix_cuts_nothing_without_both_prefixes():
-    # the later word stays whole: no prefix before the hyphen, a line or no coordinator between
-    for text, word in (("muscle- or brainstem", "brainstem"), ("nonhyper- or hypotension", "hypotension"),
-                       ("hypo-\nor hypertension", "hypertension"),
-                       ("hyper- but hypotension", "hypotension")):
-        assert word in [t.text for t in tokenize(text)], text
-
-
 def test_a_special_case_that_may_join_two_chunks_sends_the_note_to_one_spacy_call(monkeypatch):
     import share_ner.text as text_module
 

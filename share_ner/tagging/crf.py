@@ -32,6 +32,7 @@ from share_ner.tagging.pairing import PairingModel, expand, extend_lists, pair_f
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import _to_mention, decode
+from share_ner.tagging.suspended import complete_suspended
 from share_ner.tagging.weights import WeightsError, check_model_bytes, read_weights, viterbi
 from share_ner.text import split_sentences
 
@@ -217,7 +218,9 @@ class CrfTagger:
         scheme and ``expand_coordinations``, :func:`expand_coordinations` adds the distributed mentions of
         coordinations the CRF found only in part; with ``balance_brackets``, :func:`balance_brackets` repairs
         mentions with unpaired round brackets; with ``evidence``, each note's mentions are checked against the
-        note and the lexicon (:class:`Evidence`).
+        note and the lexicon (:class:`Evidence`); with the biohd scheme, a mention starting with a word that
+        completes a suspended prefix ("hyper- or hypothyroidism") gets its distributed reading
+        (:func:`complete_suspended`).
         """
         config = self.config
         out: list[list[Mention] | Exception] = [[] for _ in docs]
@@ -245,6 +248,8 @@ class CrfTagger:
                                       coordinations)
                 if self.evidence is not None:
                     out[i] = self.evidence.check(doc, sentences, out[i])
+                if config.scheme == "biohd":
+                    out[i] = complete_suspended(doc.text, out[i])
             except Exception as exc:  # noqa: BLE001 - reported for this note only
                 out[i] = exc
             k += len(sentences)

@@ -48,6 +48,7 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from share_ner.document import CUI_LESS, DISORDER, Document, Mention, Sentence, span_past_end, trimmed
 from share_ner.errors import ShareNerError
+from share_ner.tagging.suspended import distributed_spans
 from share_ner.text import split_sentences
 
 __all__ = [
@@ -544,7 +545,10 @@ def round_trip_ceiling(
     """How many gold mentions survive split → encode → decode exactly (strict: same spans).
 
     With ``pairing="learned"`` (biohd) a mention survives when the fragment tags hold it (:func:`held`: a perfect
-    pairing step gives it back); with ``"rules"`` when the decoding rules give it back. Returns counts for all
+    pairing step gives it back); with ``"rules"`` when the decoding rules give it back; with biohd, also when
+    the tagger's completion of a suspended prefix gives it back from a mention that survives
+    (:func:`share_ner.tagging.suspended.distributed_spans`: "Hyper ... thyroidism" from "hypothyroidism"). Returns
+    counts for all
     mentions and for discontiguous ones, and why the others were lost: ``inexact`` (a boundary inside a token),
     ``whitespace`` (a span begins or ends on whitespace beyond the sentence's tokens, as a gold span taking in a
     line's closing ``\r`` does), ``crossing`` (the mention crosses a sentence boundary), ``dropped`` (an overlap the
@@ -594,6 +598,8 @@ def round_trip_ceiling(
                 got = mention_tokens(sents[k], m)
                 if got is not None and got[1] and got[2] and held(res.tags, got[0]):
                     decoded.add(m.spans)
+        if sch.name == "biohd":
+            decoded |= distributed_spans(doc.text, decoded)  # the tagger's completion of suspended prefixes
         for m in ms:
             total += 1
             ok = m.spans in decoded
