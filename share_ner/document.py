@@ -147,8 +147,18 @@ class Mention:
         return len(self.spans) > 1
 
     def text(self, doc_text: str, joiner: str = " ") -> str:
-        """The mention's words: its spans' text joined by ``joiner``."""
-        return joiner.join(doc_text[s:e] for s, e in self.spans)
+        """The mention's words: its spans' text joined by ``joiner``, or by nothing before a span that starts
+        inside a word (the stem of a suspended prefix: "hyper" + "thyroidism", so the normalizer and the
+        gazetteer see the word the mention names)."""
+        if len(self.spans) == 1:
+            s, e = self.spans[0]
+            return doc_text[s:e]
+        parts = []
+        for k, (s, e) in enumerate(self.spans):
+            if k and not (doc_text[s - 1: s].isalnum() and doc_text[s: s + 1].isalnum()):
+                parts.append(joiner)
+            parts.append(doc_text[s:e])
+        return "".join(parts)
 
     def with_cui(self, cui: str, name: str | None = None) -> "Mention":
         """The same mention with ``cui`` and its concept's preferred ``name`` (None: unknown)."""

@@ -68,3 +68,31 @@ def test_the_tagger_completes_the_suspended_prefixes_of_its_mentions(small_model
     whole = Mention("n1", _spans(text, "hypotension"))
     monkeypatch.setattr(tagger, "_decode", lambda *args, **kwargs: [whole])
     assert [m.spans for m in tagger.tag(Document("n1", text))] == [_spans(text, "hyper", "tension"), whole.spans]
+
+
+def test_the_words_of_a_suspended_prefix_mention_read_as_one_word():
+    text = "No hyper- or hypothyroidism; renal or hepatic failure."
+    assert Mention("n1", _spans(text, "hyper", "thyroidism")).text(text) == "hyperthyroidism"
+    assert Mention("n1", _spans(text, "renal", "failure")).text(text) == "renal failure"
+    assert Mention("n1", _spans(text, "renal", "failure")).text(text, " … ") == "renal … failure"
+
+
+def test_a_suspended_prefix_mention_reads_back_with_or_without_a_space(tmp_path):
+    import json
+
+    from share_ner.formats import read_annotations, write_annotations
+
+    text = "No hyper- or hypothyroidism.\n"
+    doc = Document("n1", text)
+    mention = Mention("n1", _spans(text, "hyper", "thyroidism"))
+    for fmt in ("jsonl", "bioc"):
+        out = tmp_path / fmt
+        out.mkdir()
+        write_annotations(out, doc, [mention], fmt)
+        assert read_annotations(out, {"n1": doc}) == {"n1": [mention]}, fmt
+    path = next((tmp_path / "jsonl").iterdir())
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["mentions"][0]["text"] == "hyperthyroidism"
+    record["mentions"][0]["text"] = "hyper thyroidism"  # as a tool that joins fragments with a space writes it
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert read_annotations(tmp_path / "jsonl", {"n1": doc}) == {"n1": [mention]}
