@@ -147,17 +147,20 @@ class Mention:
         return len(self.spans) > 1
 
     def text(self, doc_text: str, joiner: str = " ") -> str:
-        """The mention's words: its spans' text joined by ``joiner``, or by nothing before a span that starts
-        inside a word (the stem of a suspended prefix: "hyper" + "thyroidism", so the normalizer and the
-        gazetteer see the word the mention names)."""
+        """The mention's words: its spans' text joined by ``joiner``, or by nothing where a span ends before a
+        hyphen and the next starts inside a word: the stem of a suspended prefix ("hyper- or hypothyroidism":
+        "hyper" + "thyroidism"), so that the normalizer and the gazetteer see the word the mention names. A span
+        that starts inside a word for another reason ("CNS or epiduraltumor") is joined as any other."""
         if len(self.spans) == 1:
             s, e = self.spans[0]
             return doc_text[s:e]
         parts = []
+        end = 0
         for k, (s, e) in enumerate(self.spans):
-            if k and not (doc_text[s - 1: s].isalnum() and doc_text[s: s + 1].isalnum()):
+            if k and not (doc_text[end:end + 1] == "-" and doc_text[s - 1:s].isalpha() and doc_text[s:s + 1].isalpha()):
                 parts.append(joiner)
             parts.append(doc_text[s:e])
+            end = e
         return "".join(parts)
 
     def with_cui(self, cui: str, name: str | None = None) -> "Mention":

@@ -75,6 +75,9 @@ def test_the_words_of_a_suspended_prefix_mention_read_as_one_word():
     assert Mention("n1", _spans(text, "hyper", "thyroidism")).text(text) == "hyperthyroidism"
     assert Mention("n1", _spans(text, "renal", "failure")).text(text) == "renal failure"
     assert Mention("n1", _spans(text, "renal", "failure")).text(text, " … ") == "renal … failure"
+    # a span starting inside a word without a suspended prefix before it (a missing space) is joined as any other
+    typo = "Active CNS or epiduraltumor"
+    assert Mention("n1", _spans(typo, "CNS", "tumor")).text(typo) == "CNS tumor"
 
 
 def test_a_suspended_prefix_mention_reads_back_with_or_without_a_space(tmp_path):
