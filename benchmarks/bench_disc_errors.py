@@ -36,7 +36,6 @@ from bench_data import RESULTS_DIR, dev_args, read_split, write_results
 
 RESULTS = RESULTS_DIR / "disc_errors.md"
 COMMAND = "nice python benchmarks/bench_disc_errors.py"
-_COORD = frozenset({"and", "or", ",", "/", "and/or", "&", "nor", "vs", "versus"})
 
 
 def _outcome(pred: Sequence[str], gold: Sequence[str], idx: Sequence[int]) -> str:
@@ -50,13 +49,14 @@ def _outcome(pred: Sequence[str], gold: Sequence[str], idx: Sequence[int]) -> st
 
 
 def _pattern(words: Sequence[str], idx: Sequence[int], others: Sequence[Sequence[int]]) -> tuple[str, str, str]:
+    from share_ner.features.coordination import COORDINATORS
     from share_ner.tagging.scheme import _runs
 
     runs = _runs(idx)
     gap = [words[i].lower() for (_, b), (a, _) in zip(runs, runs[1:]) for i in range(b + 1, a)]
     if any(w in ("(", ")", "[", "]") for w in gap):
         kind = "parenthetical"
-    elif any(w in _COORD for w in gap):
+    elif any(w in COORDINATORS for w in gap):
         kind = "coordination"
     else:
         kind = "other"

@@ -14,8 +14,8 @@ the model's own weights); and models trained with the sentences holding D/H tags
 chia/train (jackknifed, alone or with the gold fragment tags) instead of the gold fragment tags; and a model with the
 list features (``"features": {"coordination_lists": true}``, ``share_ner.features.lists``; also checked by two-fold
 cross-validation of chia/train); the CRF's training settings (iterations, context window, feature minimum frequency,
-L-BFGS) for discontiguous F1; the D/H bias added only to the tokens within two of a coordinator (``and``, ``or``,
-``,``, ``/``, ``and/or``, ``&``, ``nor``); and posterior decoding: the sentences with a coordinator decoded again with
+L-BFGS) for discontiguous F1; the D/H bias added only to the tokens within two of a coordinator (the tagger's own
+set, ``share_ner.features.coordination.COORDINATORS``); and posterior decoding: the sentences with a coordinator decoded again with
 the D/H tags forced on every token whose posterior mass on them reaches a threshold (forward-backward on the
 emission and transition scores times a sharpness factor, since passive-aggressive weights are no log-probabilities),
 their discontiguous mentions added to the default's. A rule stays only where it beats the learned step here. Writes
@@ -89,9 +89,6 @@ def _biased(tagger: Any, bias: float) -> None:
     tagger.scores = ScoreTable(weights.attributes, weights.state)
 
 
-_COORDINATORS = frozenset({"and", "or", ",", "/", "and/or", "&", "nor"})
-
-
 @contextmanager
 def _coordination_bias(change: tuple[float, int] | None) -> Iterator[None]:
     """While open, the tagger's emission scores get ``bias`` added to the D/H labels of the tokens within ``window``
@@ -99,6 +96,7 @@ def _coordination_bias(change: tuple[float, int] | None) -> Iterator[None]:
     import numpy as np
 
     import share_ner.tagging.crf as crf
+    from share_ner.features.coordination import COORDINATORS
 
     emissions = crf.doc_emissions
 
@@ -111,7 +109,7 @@ def _coordination_bias(change: tuple[float, int] | None) -> Iterator[None]:
         start = 0
         for sentence in sentences:
             words = [t.text.lower() for t in sentence.tokens]
-            near = {j for i, w in enumerate(words) if w in _COORDINATORS
+            near = {j for i, w in enumerate(words) if w in COORDINATORS
                     for j in range(max(0, i - window), min(len(words), i + window + 1)) if j != i}
             rows += [start + j for j in sorted(near)]
             start += len(words)
@@ -135,6 +133,7 @@ def _posterior_tag(pipeline: Any, doc: Any, sharpness: float, threshold: float) 
     from scipy.special import logsumexp
 
     import share_ner.tagging.crf as crf
+    from share_ner.features.coordination import COORDINATORS
     from share_ner.tagging.weights import viterbi
 
     tagger = pipeline.tagger
@@ -143,18 +142,21 @@ def _posterior_tag(pipeline: Any, doc: Any, sharpness: float, threshold: float) 
     dh = [labels.index(label) for label in ("DB", "DI", "HB", "HI")]
     other = [i for i in range(len(labels)) if i not in dh]
     trans = np.asarray(tagger.weights.transitions)
+    t = trans * sharpness
     resources, coordinations = tagger.decoding()
-    found = set(pipeline.tag(doc))
-    sentences, scores, _ = crf.doc_emissions(doc, tagger.resources, config.features, tagger.scores,
-                                             config.coordination)
+    kept: list = []
+    with _emissions_kept(kept):
+        found = set(pipeline.tag(doc))
+    if not kept:
+        return sorted(found, key=lambda m: m.spans)
+    sentences, scores, _ = kept[0]
     start = 0
     for sentence in sentences:
         n = len(sentence.tokens)
         e = scores[start:start + n] * sharpness
         start += n
-        if not any(t.text.lower() in _COORDINATORS for t in sentence.tokens):
+        if not any(tok.text.lower() in COORDINATORS for tok in sentence.tokens):
             continue
-        t = trans * sharpness
         fwd = np.empty_like(e)
         bwd = np.zeros_like(e)
         fwd[0] = e[0]
@@ -173,6 +175,25 @@ def _posterior_tag(pipeline: Any, doc: Any, sharpness: float, threshold: float) 
         found.update(m for m in crf._mentions(sentence, tags, config.scheme, resources, config.balance_brackets,
                                               tagger.pairing, coordinations) if len(m.spans) > 1)
     return sorted(found, key=lambda m: m.spans)
+
+
+@contextmanager
+def _emissions_kept(kept: list) -> Iterator[None]:
+    """While open, the sentences and emission scores of each note the tagger scores are appended to ``kept``."""
+    import share_ner.tagging.crf as crf
+
+    emissions = crf.doc_emissions
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = emissions(*args, **kwargs)
+        kept.append(out)
+        return out
+
+    crf.doc_emissions = spy
+    try:
+        yield
+    finally:
+        crf.doc_emissions = emissions
 
 
 @contextmanager
