@@ -98,6 +98,32 @@ def test_uncertainty_historical_hypothetical_family(matcher):
     assert cancer.subject == "family_member"
 
 
+def test_a_family_history_reaches_its_whole_list(matcher):
+    text = "Family history of hypertension, diabetes, coronary artery disease and stroke."
+    (stroke,) = attrs(matcher, text, mention(text, "stroke"))
+    assert stroke.subject == "family_member" and text[slice(*stroke.cues["subject"][0])] == "Family history of"
+
+
+def test_a_relative_reaches_back_one_word_or_over_in(matcher):
+    text = "Diabetes (mother). Colon cancer in her maternal grandmother."
+    dm, cancer = attrs(matcher, text, mention(text, "Diabetes"), mention(text, "Colon cancer"))
+    assert dm.subject == "family_member" and cancer.subject == "family_member"
+    # a relative farther after the mention is an informant or a visitor
+    text = ("She does have a history of febrile seizures and what parents reported. "
+            "Thin, tired appearing, wife and daughter present at bedside.")
+    seizures, tired = attrs(matcher, text, mention(text, "febrile seizures"), mention(text, "tired"))
+    assert seizures.subject == "patient" and tired.subject == "patient"
+
+
+def test_a_relative_who_reports_or_notices_is_an_informant(matcher):
+    text = "The parents also noticed no rashes. Mother reported vomiting. Her father had gout."
+    rashes, vomiting, gout = attrs(matcher, text, mention(text, "rashes"), mention(text, "vomiting"),
+                                   mention(text, "gout"))
+    assert rashes.subject == "patient" and rashes.negation == "yes"
+    assert vomiting.subject == "patient"
+    assert gout.subject == "family_member"
+
+
 def test_a_trigger_inside_the_mention_does_not_apply_to_it(matcher):
     text = "Findings: no-reflow phenomenon."
     (a,) = attrs(matcher, text, mention(text, "no-reflow phenomenon"))
