@@ -15,10 +15,12 @@ labelled by hand with their subject as ShARe/CLEF 2014 defines it (``patient``, 
 Each rules file gives every labelled mention its subject (``ContextMatcher`` on the given spans, the tagger not
 involved) and is scored by accuracy, and by precision and recall of the mentions it gives another subject than
 the patient. ``--before-rules FILE``: a whole rules file in place of the packaged one, to compare (for example an
-earlier release's ``share_ner/data/context_rules.tsv``), named ``--before-label`` in the table. Writes
+earlier release's ``share_ner/data/context_rules.tsv``), named ``--before-label`` in the table; ``--medspacy-python PY``: medspaCy's ConText beside (``PY`` a venv of its
+own with the ``peers`` extra: medspaCy pins spaCy < 3.8), which knows family members only. Writes
 ``benchmarks/results/subject.md``::
 
     nice python benchmarks/bench_subject.py [--data DIR] [--before-rules FILE [--before-label NAME]]
+                                            [--medspacy-python PY]
 """
 
 from __future__ import annotations
@@ -72,6 +74,21 @@ def subjects(rules_file: Path | None, labels: list[dict[str, Any]], notes_dir: P
     return [out[i] for i in range(len(labels))]
 
 
+def medspacy_subjects(python: str, labels: list[dict[str, Any]], notes_dir: Path) -> tuple[str, list[str]]:
+    """medspaCy's ConText (default rules, PyRuSH sentences) on each labelled mention, its note whole and the
+    mention's hull as the one entity (``bench_attributes``' worker): ``family_member`` where it says
+    ``is_family``, else ``patient`` (it has no other experiencer)."""
+    import json
+
+    from bench_attributes import LONG_UNIT, run_worker
+
+    kit = [[(notes_dir / f"{row['note']}.txt").read_bytes().decode("utf-8"), row["spans"][0][0], row["spans"][-1][1]]
+           for row in labels]
+    result = run_worker(python, "--medspacy-worker",
+                        json.dumps({"kit": kit, "narrative": {}, "long": [], "unit": LONG_UNIT, "cap": 0}))
+    return f"medspaCy {result['version']} ConText (default rules)", [r["subject"] for r in result["kit"]]
+
+
 def scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
     right = sum(g == p for g, p in zip(gold, pred))
     tp = sum(g == p != "patient" for g, p in zip(gold, pred))
@@ -89,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_data_argument(parser)
     parser.add_argument("--before-rules", type=Path, help="a whole rules file to compare with the packaged one")
     parser.add_argument("--before-label", default="before", help="its name in the table")
+    parser.add_argument("--medspacy-python", help="a Python with medspacy 1.3.1 installed (the peers extra, in a "
+                        "venv of its own), measured beside")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file")
     parser.add_argument("--no-write", dest="write", action="store_false", help="print only")
     args = parser.parse_args(argv)
@@ -100,7 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = []
     if args.before_rules is not None:
         runs.append((args.before_label, subjects(args.before_rules, labels, notes_dir)))
-    runs.append(("the packaged rules", subjects(None, labels, notes_dir)))
+    if args.medspacy_python:
+        runs.append(medspacy_subjects(args.medspacy_python, labels, notes_dir))
+    runs.append(("share-ner ConText rules", subjects(None, labels, notes_dir)))
     lines = ["| rules | sample | mentions | not the patient's | accuracy | other than patient: P | R | F1 |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, pred in runs:
@@ -110,13 +131,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines.append(f"| {name} | {sample} | {s['n']} | {s['others']} | {s['right']} ({s['accuracy']:.3f}) | "
                          f"{s['p']:.3f} | {s['r']:.3f} | **{s['f1']:.3f}** |")
     wrong = [(labels[i], runs[-1][1][i]) for i in range(len(labels)) if runs[-1][1][i] != labels[i]["subject"]]
-    lines += ["", "What the packaged rules still get wrong (sample, note, mention, labelled, given):", ""]
+    lines += ["", "What share-ner's rules still get wrong (sample, note, mention, labelled, given):", ""]
     lines += [f"- {row['sample']}: {row['note']} *{row['text']}*: {row['subject']}, given {given}"
               for row, given in wrong] or ["- nothing"]
     text = "\n".join(["# Subject (whose disorder) in MTSamples sentences that name a relative", "",
                       "Command: `nice python benchmarks/bench_subject.py"
                       + (f" --before-rules FILE --before-label '{args.before_label}'"
                          if args.before_rules is not None else "")
+                      + (" --medspacy-python PY" if args.medspacy_python else "")
                       + "`. The labels and the two samples: the script's docstring. `not the patient's`: mentions "
                       "labelled `family_member` or `other`; P/R/F1 of the mentions given a subject other than the "
                       "patient (right when it is the labelled one).", "", *lines, ""])
