@@ -115,6 +115,13 @@ def test_a_relative_reaches_back_one_word_or_over_in(matcher):
     assert seizures.subject == "patient" and tired.subject == "patient"
 
 
+def test_a_relative_who_has_or_had_reaches_further(matcher):
+    text = "His father has a long history of hypertension and heart failure. His sister was seen for a rash."
+    hf, rash = attrs(matcher, text, mention(text, "heart failure"), mention(text, "rash"))
+    assert hf.subject == "family_member" and text[slice(*hf.cues["subject"][0])] == "father has"
+    assert rash.subject == "patient"  # a relative alone reaches three words on
+
+
 def test_a_relative_who_reports_or_notices_is_an_informant(matcher):
     text = "The parents also noticed no rashes. Mother reported vomiting. Her father had gout."
     rashes, vomiting, gout = attrs(matcher, text, mention(text, "rashes"), mention(text, "vomiting"),

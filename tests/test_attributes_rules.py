@@ -42,6 +42,9 @@ def test_packaged_rules_cover_every_kind():
     ("cross ... off\tnegation\tyes\tforward", "only for direction 'around'"),
     ("family history\tsubject\tfamily_member\tsection\t3", "a section rule takes no window"),
     ("\tnegation\tyes\tforward", "empty phrase"),
+    ("mother|\tsubject\tfamily_member\tforward", "'mother|': an empty alternative"),
+    ("negative|positive for\tnegation\tyes\tforward", "the rule of line 3 again (same phrase, attribute and "
+                                                     "direction: 'negative for')"),
 ])
 def test_bad_lines_name_file_and_line(tmp_path: Path, line: str, message: str):
     path = tmp_path / "site.tsv"
@@ -60,6 +63,13 @@ def test_a_site_file_overrides_the_packaged_rule(tmp_path: Path):
     assert rules[("denies", "negation", "forward", "")].source == f"{path}:1"
     assert ("no", "negation", "forward", "") not in rules  # the default value removes the packaged rule
     assert len(rules) == len(packaged_rules()) - 1
+
+
+def test_word_alternatives_spell_one_rule_each():
+    rules = parse_rules("mother|father has|had\tsubject\tfamily_member\tforward\t8\n", "x.tsv")
+    assert sorted(r.phrase for r in rules) == ["father had", "father has", "mother had", "mother has"]
+    assert {(r.attribute, r.value, r.direction, r.window, r.source) for r in rules} == \
+        {("subject", "family_member", "forward", 8, "x.tsv:1")}
 
 
 def test_parse_rules_reads_comments_and_blank_lines():

@@ -5,6 +5,8 @@ One rule a line, tab-separated, ``#`` starts a comment line::
     phrase    attribute    value    direction    [window]
 
 - ``phrase``: words matched case-insensitively at word boundaries, any run of spaces matching any whitespace.
+  A word may be alternatives joined by ``|``: "mother|father has|had" is the four phrases "mother has", "mother
+  had", "father has", "father had", each a rule of its own.
   With direction ``around`` the phrase has two parts joined by ``...`` ("cross ... off"): the first before the
   mention, the second after it. With direction ``section`` it is a section name as
   :func:`share_ner.text.normalize_section` writes it ("family history"). A ``terminate`` rule's phrase may be
@@ -31,7 +33,7 @@ unknown attribute, value or direction, or a malformed line, is an error naming t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Iterable
@@ -45,6 +47,7 @@ DIRECTIONS = ("forward", "backward", "bidirectional", "around", "section")
 TRIGGERS = "@"  # "@negation" as a terminator's phrase: every trigger of negation
 CLAUSE = "clause"  # a terminator's direction: it ends a forward scope unless a comma lies between (a list)
 GAP = "..."
+ALTERNATIVES = "|"  # between the alternatives of one word of a phrase
 PACKAGED = "context_rules.tsv"
 
 
@@ -85,13 +88,24 @@ def parse_rules(text: str, source: str | Path) -> list[Rule]:
         line = raw.rstrip("\r")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        rule = _parse_line(line, source, lineno)
-        if rule.key in seen:
-            raise InputError(source, f"the rule of line {seen[rule.key]} again (same phrase, attribute and "
-                                     "direction); one of them must go", lineno)
-        seen[rule.key] = lineno
-        rules.append(rule)
+        for rule in expand_alternatives(_parse_line(line, source, lineno)):
+            if rule.key in seen:
+                raise InputError(source, f"the rule of line {seen[rule.key]} again (same phrase, attribute and "
+                                         f"direction: {rule.phrase!r}); one of them must go", lineno)
+            seen[rule.key] = lineno
+            rules.append(rule)
     return rules
+
+
+def expand_alternatives(rule: Rule) -> list[Rule]:
+    """``rule`` once for each phrase its word alternatives spell ("mother|father has|had": four phrases)."""
+    if ALTERNATIVES not in rule.phrase:
+        return [rule]
+    phrases = [""]
+    for word in rule.phrase.split(" "):
+        options = word.split(ALTERNATIVES)
+        phrases = [f"{p} {o}" if p else o for p in phrases for o in options]
+    return [replace(rule, phrase=p) for p in phrases]
 
 
 def _parse_line(line: str, source: str | Path, lineno: int) -> Rule:
@@ -134,6 +148,9 @@ def _parse_line(line: str, source: str | Path, lineno: int) -> Rule:
         if attribute != TERMINATE or phrase[1:] not in ATTRIBUTE_VALUES:
             raise InputError(source, f"{phrase!r}: {TRIGGERS!r} and an attribute name is the phrase of a terminate "
                                      f"rule only ({', '.join(ATTRIBUTE_VALUES)})", lineno)
+    if any(not option for word in phrase.split(" ") for option in word.split(ALTERNATIVES)):
+        raise InputError(source, f"{phrase!r}: an empty alternative; {ALTERNATIVES!r} stands between the "
+                                 "alternatives of one word (\"mother|father has\")", lineno)
     parts = [p.strip() for p in phrase.split(GAP)]
     if direction == "around":
         if len(parts) != 2 or not all(parts):
