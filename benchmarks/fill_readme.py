@@ -175,6 +175,15 @@ def attributes() -> str:
                  "attributes ([docs/attributes.md](attributes.md))")
 
 
+def subject() -> str:
+    table = [r for r in tables("subject.md")[0] if r[0] in ("rules", "share-ner ConText rules") or
+             r[0].startswith("medspaCy")]
+    return block("Subject (whose disorder), hand-labelled MTSamples sentences that name a relative", "subject.md",
+                 markdown(pick(table, None, ["rules", "sample", "mentions", "not the patient's", "accuracy"])),
+                 "the `check` sample is narrative sentences drawn after the rules were changed; FILE is the former "
+                 "rules file, PY a venv of its own with `pip install '.[peers]'` ([docs/attributes.md](attributes.md))")
+
+
 def default_real() -> str:
     recall = tables("default_real.md")[0]
     corpora = pick(tables("default_real.md", "## Test corpora")[0], None,
@@ -263,7 +272,7 @@ def end_to_end() -> str:
 
 def section() -> str:
     parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), end_to_end(),
-             memory(), attributes(), fault_injection(), spark(), spark_scale(), spacy(), report(), others()]
+             memory(), attributes(), subject(), fault_injection(), spark(), spark_scale(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])
 
