@@ -180,8 +180,9 @@ def subject() -> str:
              r[0].startswith("medspaCy")]
     return block("Subject (whose disorder), hand-labelled MTSamples sentences that name a relative", "subject.md",
                  markdown(pick(table, None, ["rules", "sample", "mentions", "not the patient's", "accuracy"])),
-                 "the `check` sample is narrative sentences drawn after the rules were changed; FILE is the former "
-                 "rules file, PY a venv of its own with `pip install '.[peers]'` ([docs/attributes.md](attributes.md))")
+                 "`check`: narrative sentences drawn after the rules were changed; `holdout`: drawn after they "
+                 "were final; FILE the former rules file, PY a venv of its own with `pip install '.[peers]'` "
+                 "([docs/attributes.md](attributes.md))")
 
 
 def default_real() -> str:
