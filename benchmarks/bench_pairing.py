@@ -15,11 +15,11 @@ chia/train (jackknifed, alone or with the gold fragment tags) instead of the gol
 list features (``"features": {"coordination_lists": true}``, ``share_ner.features.lists``; also checked by two-fold
 cross-validation of chia/train); the CRF's training settings (iterations, context window, feature minimum frequency,
 L-BFGS) for discontiguous F1; the D/H bias added only to the tokens within two of a coordinator (the tagger's own
-set, ``share_ner.features.coordination.COORDINATORS``); and posterior decoding: the sentences with a coordinator decoded again with
-the D/H tags forced on every token whose posterior mass on them reaches a threshold (forward-backward on the
-emission and transition scores times a sharpness factor, since passive-aggressive weights are no log-probabilities),
-their discontiguous mentions added to the default's. A rule stays only where it beats the learned step here. Writes
-``benchmarks/results/pairing.md``::
+set, ``share_ner.features.coordination.COORDINATORS``); and posterior decoding: the sentences with a coordinator
+decoded again with the D/H tags forced on every token whose posterior mass on them reaches a threshold
+(forward-backward on the emission and transition scores times a sharpness factor, since passive-aggressive weights
+are no log-probabilities), their discontiguous mentions added to the default's. A rule stays only where it beats
+the learned step here. Writes ``benchmarks/results/pairing.md``::
 
     nice python benchmarks/bench_pairing.py [--data DIR] [--out FILE]
 """
@@ -366,8 +366,8 @@ def main(argv: Sequence[str] | None = None) -> int:
              "joined in each of the ways below. `disc.` = strict on the discontiguous mentions alone (103 gold). "
              "Emission bias: added to the scores of the D/H tags of every token (or of the tokens within two of a "
              "coordinator) before Viterbi. Posterior decoding: the module docstring. `p` = approximate "
-             "randomization over notes against the default (10,000 shuffles; strict F1 / disc. F1; 1.000 where the whole "
-             "difference lies in one note).", "",
+             "randomization over notes against the default (10,000 shuffles; strict F1 / disc. F1; 1.000 where the "
+             "whole difference lies in one note).", "",
              "| decoding | strict P | strict R | strict F1 | relaxed F1 | disc. P | disc. R | disc. F1 "
              "| disc. TP / predicted | p (strict / disc.) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

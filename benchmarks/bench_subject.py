@@ -18,9 +18,9 @@ labelled by hand with their subject as ShARe/CLEF 2014 defines it (``patient``, 
 Each rules file gives every labelled mention its subject (``ContextMatcher`` on the given spans, the tagger not
 involved) and is scored by accuracy, and by precision and recall of the mentions it gives another subject than
 the patient. ``--before-rules FILE``: a whole rules file in place of the packaged one, to compare (for example an
-earlier release's ``share_ner/data/context_rules.tsv``), named ``--before-label`` in the table; ``--medspacy-python PY``: medspaCy's ConText beside (``PY`` a venv of its
-own with the ``peers`` extra: medspaCy pins spaCy < 3.8), which knows family members only. Writes
-``benchmarks/results/subject.md``::
+earlier release's ``share_ner/data/context_rules.tsv``), named ``--before-label`` in the table;
+``--medspacy-python PY``: medspaCy's ConText beside (``PY`` a venv of its own with the ``peers`` extra: medspaCy
+pins spaCy < 3.8), which knows family members only. Writes ``benchmarks/results/subject.md``::
 
     nice python benchmarks/bench_subject.py [--data DIR] [--before-rules FILE [--before-label NAME]]
                                             [--medspacy-python PY]
