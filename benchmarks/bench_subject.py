@@ -53,11 +53,22 @@ def read_labels(path: Path = LABELS) -> list[dict[str, Any]]:
     return rows
 
 
-def subjects(rules_file: Path | None, labels: list[dict[str, Any]], notes_dir: Path) -> list[str]:
+def read_labelled_notes(labels: list[dict[str, Any]], notes_dir: Path) -> dict[str, Any]:
+    """The notes the labels name (``Document`` by id), each label's text checked against its note."""
+    from share_ner.formats.given_text import matches_note
+    from share_ner.inputs.files import read_note
+
+    notes = {note: read_note(notes_dir / f"{note}.txt") for note in dict.fromkeys(row["note"] for row in labels)}
+    for row in labels:
+        if not matches_note(row["text"], notes[row["note"]].text, row["spans"]):
+            raise SystemExit(f"{LABELS}: {row['note']} {row['spans']}: the text is not the note's there")
+    return notes
+
+
+def subjects(rules_file: Path | None, labels: list[dict[str, Any]], notes: dict[str, Any]) -> list[str]:
     """The subject the rules (the packaged ones, or ``rules_file`` instead) give each labelled mention."""
     from share_ner.attributes import ContextMatcher, parse_rules
-    from share_ner.document import Document, Mention
-    from share_ner.formats.given_text import matches_note
+    from share_ner.document import Mention
 
     rules = None if rules_file is None else parse_rules(rules_file.read_text(encoding="utf-8"), rules_file)
     matcher = ContextMatcher(rules)
@@ -66,18 +77,13 @@ def subjects(rules_file: Path | None, labels: list[dict[str, Any]], notes_dir: P
     for i, row in enumerate(labels):
         by_note.setdefault(row["note"], []).append(i)
     for note, idx in by_note.items():
-        raw = (notes_dir / f"{note}.txt").read_bytes().decode("utf-8")
-        doc = Document(note, raw)
-        for row in (labels[i] for i in idx):
-            if not matches_note(row["text"], doc.text, row["spans"]):
-                raise SystemExit(f"{LABELS}: {note} {row['spans']}: the text is not the note's there")
-        found = matcher.attributes(doc, [Mention(note, labels[i]["spans"]) for i in idx])
+        found = matcher.attributes(notes[note], [Mention(note, labels[i]["spans"]) for i in idx])
         for i, a in zip(idx, found):
             out[i] = a.subject
     return [out[i] for i in range(len(labels))]
 
 
-def medspacy_subjects(python: str, labels: list[dict[str, Any]], notes_dir: Path) -> tuple[str, list[str]]:
+def medspacy_subjects(python: str, labels: list[dict[str, Any]], notes: dict[str, Any]) -> tuple[str, list[str]]:
     """medspaCy's ConText (default rules, PyRuSH sentences) on each labelled mention, its note whole and the
     mention's hull as the one entity (``bench_attributes``' worker): ``family_member`` where it says
     ``is_family``, else ``patient`` (it has no other experiencer)."""
@@ -85,8 +91,7 @@ def medspacy_subjects(python: str, labels: list[dict[str, Any]], notes_dir: Path
 
     from bench_attributes import LONG_UNIT, run_worker
 
-    kit = [[(notes_dir / f"{row['note']}.txt").read_bytes().decode("utf-8"), row["spans"][0][0], row["spans"][-1][1]]
-           for row in labels]
+    kit = [[notes[row["note"]].text, row["spans"][0][0], row["spans"][-1][1]] for row in labels]
     result = run_worker(python, "--medspacy-worker",
                         json.dumps({"kit": kit, "narrative": {}, "long": [], "unit": LONG_UNIT, "cap": 0}))
     return f"medspaCy {result['version']} ConText (default rules)", [r["subject"] for r in result["kit"]]
@@ -119,12 +124,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.data / 'mtsamples'}: not found: nothing to benchmark", file=sys.stderr)
         return 2
     labels = read_labels()
+    notes = read_labelled_notes(labels, notes_dir)
     runs = []
     if args.before_rules is not None:
-        runs.append((args.before_label, subjects(args.before_rules, labels, notes_dir)))
+        runs.append((args.before_label, subjects(args.before_rules, labels, notes)))
     if args.medspacy_python:
-        runs.append(medspacy_subjects(args.medspacy_python, labels, notes_dir))
-    runs.append(("share-ner ConText rules", subjects(None, labels, notes_dir)))
+        runs.append(medspacy_subjects(args.medspacy_python, labels, notes))
+    runs.append(("share-ner ConText rules", subjects(None, labels, notes)))
     lines = ["| rules | sample | mentions | not the patient's | accuracy | other than patient: P | R | F1 |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, pred in runs:
