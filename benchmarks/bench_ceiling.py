@@ -106,9 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "joined by a perfect pairing (what the tags hold, `--pairing learned`; the rule decoding's ceiling is in "
         "`discontiguous.md`), and the distributed readings of suspended prefixes the tagger adds (\"Hyper ... "
         "thyroidism\" from \"hypothyroidism\"); bio: hulls. Lost mentions by cause (biohd): a boundary inside a "
-        "token / a span beginning or "
-        "ending on whitespace beyond the sentence's tokens / crossing a sentence boundary / an overlap the tags "
-        "cannot hold / decoded differently.",
+        "token / a span beginning or ending on whitespace beyond the sentence's tokens / crossing a sentence "
+        "boundary / an overlap the tags cannot hold / decoded differently.",
         "",
         "| split | mentions | disc. | biohd ceiling | biohd disc. | bio ceiling | bio disc. "
         "| lost: in token / on whitespace / crossing / overlap / misdecoded |",
