@@ -33,7 +33,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Sequence
 
 from bench_data import RESULTS_DIR, dev_args, read_split, write_results
 
@@ -90,40 +90,49 @@ def _biased(tagger: Any, bias: float) -> None:
 
 
 @contextmanager
-def _coordination_bias(change: tuple[float, int] | None) -> Iterator[None]:
+def _patched(name: str, wrap: Callable[[Any], Any] | None) -> Iterator[None]:
+    """While open, the function ``name`` of ``share_ner.tagging.crf`` is ``wrap`` of the original (None: the
+    original); the original is back on exit."""
+    import share_ner.tagging.crf as crf
+
+    original = getattr(crf, name)
+    if wrap is not None:
+        setattr(crf, name, wrap(original))
+    try:
+        yield
+    finally:
+        setattr(crf, name, original)
+
+
+def _coordination_bias(change: tuple[float, int] | None) -> ContextManager[None]:
     """While open, the tagger's emission scores get ``bias`` added to the D/H labels of the tokens within ``window``
     of a coordinator (the coordinator itself excepted)."""
     import numpy as np
 
-    import share_ner.tagging.crf as crf
     from share_ner.features.coordination import COORDINATORS
 
-    emissions = crf.doc_emissions
+    def wrap(emissions: Callable[..., Any]) -> Callable[..., Any]:
+        def biased(doc: Any, resources: Any, features: Any, table: Any, coordination: bool = False) -> Any:
+            sentences, scores, extras = emissions(doc, resources, features, table, coordination)
+            bias, window = change  # type: ignore[misc]
+            labels = resources.weights.labels
+            columns = [labels.index(label) for label in ("DB", "DI", "HB", "HI")]
+            rows: list[int] = []
+            start = 0
+            for sentence in sentences:
+                words = [t.text.lower() for t in sentence.tokens]
+                near = {j for i, w in enumerate(words) if w in COORDINATORS
+                        for j in range(max(0, i - window), min(len(words), i + window + 1)) if j != i}
+                rows += [start + j for j in sorted(near)]
+                start += len(words)
+            if rows:
+                scores = scores.copy()
+                scores[np.ix_(np.array(rows, dtype=np.intp), columns)] += bias
+            return sentences, scores, extras
 
-    def biased(doc: Any, resources: Any, features: Any, table: Any, coordination: bool = False) -> Any:
-        sentences, scores, extras = emissions(doc, resources, features, table, coordination)
-        bias, window = change  # type: ignore[misc]
-        labels = resources.weights.labels
-        columns = [labels.index(label) for label in ("DB", "DI", "HB", "HI")]
-        rows: list[int] = []
-        start = 0
-        for sentence in sentences:
-            words = [t.text.lower() for t in sentence.tokens]
-            near = {j for i, w in enumerate(words) if w in COORDINATORS
-                    for j in range(max(0, i - window), min(len(words), i + window + 1)) if j != i}
-            rows += [start + j for j in sorted(near)]
-            start += len(words)
-        if rows:
-            scores = scores.copy()
-            scores[np.ix_(np.array(rows, dtype=np.intp), columns)] += bias
-        return sentences, scores, extras
+        return biased
 
-    if change is not None:
-        crf.doc_emissions = biased
-    try:
-        yield
-    finally:
-        crf.doc_emissions = emissions
+    return _patched("doc_emissions", wrap if change is not None else None)
 
 
 def _posterior_tag(pipeline: Any, doc: Any, sharpness: float, threshold: float) -> list:
@@ -177,56 +186,38 @@ def _posterior_tag(pipeline: Any, doc: Any, sharpness: float, threshold: float) 
     return sorted(found, key=lambda m: m.spans)
 
 
-@contextmanager
-def _emissions_kept(kept: list) -> Iterator[None]:
+def _emissions_kept(kept: list) -> ContextManager[None]:
     """While open, the sentences and emission scores of each note the tagger scores are appended to ``kept``."""
-    import share_ner.tagging.crf as crf
+    def wrap(emissions: Callable[..., Any]) -> Callable[..., Any]:
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            out = emissions(*args, **kwargs)
+            kept.append(out)
+            return out
 
-    emissions = crf.doc_emissions
+        return spy
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        out = emissions(*args, **kwargs)
-        kept.append(out)
-        return out
-
-    crf.doc_emissions = spy
-    try:
-        yield
-    finally:
-        crf.doc_emissions = emissions
+    return _patched("doc_emissions", wrap)
 
 
-@contextmanager
-def _coordination_threshold(threshold: float | None) -> Iterator[None]:
+def _coordination_threshold(threshold: float | None) -> ContextManager[None]:
     """While open, the learned coordination step accepts a reading from ``threshold`` on (None: the pairing's)."""
-    import share_ner.tagging.crf as crf
-
-    expand = crf.expand
-    if threshold is not None:
-        crf.expand = lambda words, tags, mentions, taken, model, lookup: expand(  # type: ignore[assignment]
+    def wrap(expand: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda words, tags, mentions, taken, model, lookup: expand(
             words, tags, mentions, taken, replace(model, threshold=threshold), lookup)
-    try:
-        yield
-    finally:
-        crf.expand = expand
+
+    return _patched("expand", wrap if threshold is not None else None)
 
 
-@contextmanager
-def _tags_seen(seen: list) -> Iterator[None]:
+def _tags_seen(seen: list) -> ContextManager[None]:
     """While open, each sentence the tagger decodes is appended to ``seen`` with its CRF tags."""
-    import share_ner.tagging.crf as crf
+    def wrap(mentions: Callable[..., Any]) -> Callable[..., Any]:
+        def spy(sentence: Any, tags: list[str], *args: Any, **kwargs: Any) -> Any:
+            seen.append((sentence, list(tags)))
+            return mentions(sentence, tags, *args, **kwargs)
 
-    mentions = crf._mentions
+        return spy
 
-    def spy(sentence: Any, tags: list[str], *args: Any, **kwargs: Any) -> Any:
-        seen.append((sentence, list(tags)))
-        return mentions(sentence, tags, *args, **kwargs)
-
-    crf._mentions = spy
-    try:
-        yield
-    finally:
-        crf._mentions = mentions
+    return _patched("_mentions", wrap)
 
 
 def _add_examples(examples: dict[str, Any], seen: list, mentions: list, lookup: Any) -> None:
