@@ -185,6 +185,19 @@ def subject() -> str:
                  "([docs/attributes.md](attributes.md))")
 
 
+def false_positives() -> str:
+    review = pick(tables("mtsamples_review.md")[0], None,
+                  ["model", "mentions", "not a disorder (false positives)", "false positives per 100 notes"])
+    titles = tables("section_titles.md")[0]
+    return "\n".join([
+        block("False positives of the default model on 50 MTSamples notes reviewed by hand", "mtsamples_review.md",
+              markdown([[c.replace("**", "") for c in r] for r in review]),
+              "each mention looked up in a hand review following ShARe/CLEF 2013's definition of a disorder"),
+        block("Section titles dropped from the default model's output, every MTSamples note", "section_titles.md",
+              markdown(titles), "a mention that is exactly the title of a header naming a standard note section"),
+    ])
+
+
 def default_real() -> str:
     recall = tables("default_real.md")[0]
     corpora = pick(tables("default_real.md", "## Test corpora")[0], None,
@@ -272,7 +285,7 @@ def end_to_end() -> str:
 
 
 def section() -> str:
-    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), throughput(), end_to_end(),
+    parts = [tagger(), normalizer(), scale(), speed_scale(), default_model(), default_real(), false_positives(), throughput(), end_to_end(),
              memory(), attributes(), subject(), fault_injection(), spark(), spark_scale(), spacy(), report(), others()]
     return "\n".join([BEGIN, "<!-- filled by `python benchmarks/fill_readme.py`; edit the script, not this -->", "",
                       *parts, END])

@@ -68,6 +68,9 @@ class TaggerConfig:
         evidence: after tagging, check each note's mentions against the note and the lexicon
             (``share_ner.tagging.evidence``): whole disease names, lone generic heads, acronyms
             written in lower case, ambiguous short forms, short forms the note defines.
+        section_titles: after tagging, drop a mention that is exactly the title of a section header naming a
+            standard note section ("ALLERGIES:", ``share_ner.tagging.sections``); a title names what its section
+            holds, not a disorder of the patient.
         oversample_discontiguous: give CRFsuite each training sentence with D/H tags this many times (1: once,
             as every other sentence; more did not help on chia/dev, docs/tagger.md).
         features: ``share_ner.features.FeatureConfig`` (feature groups on/off).
@@ -90,6 +93,7 @@ class TaggerConfig:
     list_walk: bool = False
     balance_brackets: bool = True
     evidence: bool = False
+    section_titles: bool = True
     oversample_discontiguous: int = 1
     features: FeatureConfig = field(default_factory=FeatureConfig)
 
@@ -112,7 +116,8 @@ class TaggerConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise ShareNerError(f"tagger config: {name} must be an integer >= {low}, got {value!r}")
         for name in ("all_possible_transitions", "train_gazetteer", "gazetteer_reliability", "coordination",
-                     "expand_coordinations", "learned_coordinations", "list_walk", "balance_brackets", "evidence"):
+                     "expand_coordinations", "learned_coordinations", "list_walk", "balance_brackets", "evidence",
+                     "section_titles"):
             if not isinstance(getattr(self, name), bool):
                 raise ShareNerError(f"tagger config: {name} must be true or false, got {getattr(self, name)!r}")
 

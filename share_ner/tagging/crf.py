@@ -30,6 +30,7 @@ from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.evidence import Evidence
 from share_ner.tagging.pairing import PairingModel, expand, extend_lists, pair_fragments, reread_lone
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
+from share_ner.tagging.sections import drop_section_titles
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import _to_mention, decode
 from share_ner.tagging.suspended import complete_suspended
@@ -218,7 +219,8 @@ class CrfTagger:
         scheme and ``expand_coordinations``, :func:`expand_coordinations` adds the distributed mentions of
         coordinations the CRF found only in part; with ``balance_brackets``, :func:`balance_brackets` repairs
         mentions with unpaired round brackets; with ``evidence``, each note's mentions are checked against the
-        note and the lexicon (:class:`Evidence`); with the biohd scheme, a mention starting with a word that
+        note and the lexicon (:class:`Evidence`); with ``section_titles``, a mention that is exactly the title of
+        a standard section's header is dropped (:func:`drop_section_titles`); with the biohd scheme, a mention starting with a word that
         completes a suspended prefix ("hyper- or hypothyroidism") gets its distributed reading
         (:func:`complete_suspended`).
         """
@@ -248,6 +250,8 @@ class CrfTagger:
                                       coordinations)
                 if self.evidence is not None:
                     out[i] = self.evidence.check(doc, sentences, out[i])
+                if config.section_titles:
+                    out[i] = drop_section_titles(doc.text, out[i])
                 if config.scheme == "biohd":
                     out[i] = complete_suspended(doc.text, out[i])
             except Exception as exc:  # noqa: BLE001 - reported for this note only
