@@ -30,9 +30,9 @@ from share_ner.tagging.config import TaggerConfig
 from share_ner.tagging.evidence import Evidence
 from share_ner.tagging.pairing import PairingModel, expand, extend_lists, pair_fragments, reread_lone
 from share_ner.tagging.repair import balance_brackets, drop_lone_fragments, expand_coordinations
-from share_ner.tagging.sections import drop_section_titles
 from share_ner.tagging.resources import TaggerResources, cached_resources, make_resources
 from share_ner.tagging.scheme import _to_mention, decode
+from share_ner.tagging.sections import drop_section_titles
 from share_ner.tagging.suspended import complete_suspended
 from share_ner.tagging.weights import WeightsError, check_model_bytes, read_weights, viterbi
 from share_ner.text import split_sentences
