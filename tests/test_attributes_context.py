@@ -131,6 +131,20 @@ def test_a_relative_who_reports_or_notices_is_an_informant(matcher):
     assert gout.subject == "family_member"
 
 
+def test_clear_of_rather_than_and_not_suspected_negate(matcher):
+    text = ("The lungs are clear of effusion or pneumothorax. It is a fibroid rather than a malignancy. "
+            "Tuberculosis is not suspected. He was given heparin rather than warfarin for the thrombosis.")
+    names = ("effusion", "pneumothorax", "malignancy", "Tuberculosis", "thrombosis")
+    found = attrs(matcher, text, *(mention(text, name) for name in names))
+    assert [a.negation for a in found] == ["yes", "yes", "yes", "yes", "no"]  # the window ends "rather than"
+
+
+def test_did_not_rule_out_is_uncertain_not_negated(matcher):
+    text = "The CT did not rule out appendicitis. The scan does not exclude an abscess."
+    for a in attrs(matcher, text, mention(text, "appendicitis"), mention(text, "abscess")):
+        assert (a.negation, a.uncertainty) == ("no", "yes")
+
+
 def test_a_trigger_inside_the_mention_does_not_apply_to_it(matcher):
     text = "Findings: no-reflow phenomenon."
     (a,) = attrs(matcher, text, mention(text, "no-reflow phenomenon"))
