@@ -429,6 +429,30 @@ def test_short_forms_defined_by_the_mentions_themselves(lexicon):
     assert decisions[2].method == "abbreviation"
 
 
+def test_a_defined_short_form_gets_the_decision_of_its_long_form_past_the_exact_steps():
+    # "Duchenne muscular dystrophy" is no lexicon name; the partial step finds its head "muscular dystrophy", and
+    # the short form the note defines for it must get that concept too, not a tf-idf search from "DMD".
+    lex = Lexicon.from_entries(ENTRIES + [LexiconEntry("C0026850", "Muscular dystrophy")], "fixture3")
+    norm = Normalizer(lex)
+    norm.threshold_ = 0.95  # as fitted on clinical notes: tf-idf from the long form alone does not reach it
+    doc = Document("d", "A boy with Duchenne muscular dystrophy (DMD). DMD was confirmed by testing.")
+    ms = [mention_of(doc, "Duchenne muscular dystrophy"), mention_of(doc, "DMD"), mention_of(doc, "DMD", 1)]
+    decisions = norm.decide(doc, ms)
+    assert decisions[0].method == "partial"
+    assert [d.cui for d in decisions] == ["C0026850"] * 3
+    # a short form the note does not define stays as it was
+    other = Document("e", "DMD was confirmed by testing.")
+    assert cui_of(norm, other, "DMD") == CUI_LESS
+
+
+def test_the_long_form_of_a_short_form_is_the_fuller_of_the_mention_and_the_letters():
+    merged = normalizer_mod._merged_definitions(
+        {"C7D": "Complement C7 deficiency", "HIT": "thrombocytopenia", "XY": "foo bar"},
+        {"C7D": "C7 deficiency", "HIT": "heparin-induced thrombocytopenia", "WFS": "Wolfram syndrome"})
+    assert merged == {"C7D": "Complement C7 deficiency", "HIT": "heparin-induced thrombocytopenia",
+                      "XY": "foo bar", "WFS": "Wolfram syndrome"}
+
+
 def test_normalizer_pickles(lexicon):
     import pickle
 

@@ -130,6 +130,18 @@ def _paired_definitions(doc: Document, mentions: Sequence[Mention]) -> dict[str,
     return out
 
 
+def _merged_definitions(paired: Mapping[str, str], detected: Mapping[str, str]) -> dict[str, str]:
+    """The long form of each short form: the detector's, unless the mention before the brackets holds it and more
+    (the fuller name: "Complement C7 deficiency (C7D)", where the detector's shortest long form is "C7
+    deficiency"); a mention that holds less ("heparin-induced [thrombocytopenia] (HIT)") loses to the letters."""
+    out = dict(paired)
+    for short, long_form in detected.items():
+        mention = out.get(short)
+        if mention is None or long_form.lower() not in mention.lower():
+            out[short] = long_form
+    return out
+
+
 _PAREN = re.compile(r"\s*\(\s*([^()\s][^()]{0,11}?)\s*\)")
 
 
@@ -299,10 +311,11 @@ class Normalizer:
                     continue
                 tried: list[str] = []
                 d = None
+                long_form = None  # what the note defines the mention to stand for, if it is a short form
                 if cfg.use_abbreviations and cfg.defined_first and _may_be_defined(text, parens):
                     # A short form defined in this note means what the note says, whatever it meant in training.
                     if definitions is None:
-                        definitions = {**paired, **self._definitions(doc)}
+                        definitions = _merged_definitions(paired, self._definitions(doc))
                     long_form = definitions.get(text.strip())
                     if long_form:
                         d = step(self._exact_steps, long_form, tried)
@@ -334,24 +347,27 @@ class Normalizer:
                 expansions: list[str] = []
                 if d is None and cfg.use_abbreviations:
                     if definitions is None and _may_be_defined(text, parens):
-                        definitions = {**paired, **self._definitions(doc)}
+                        definitions = _merged_definitions(paired, self._definitions(doc))
                     expansions = self._expansions(text, definitions or {})
                     for exp in expansions:
                         d = step(self._exact_steps, exp, tried)
                         if d is not None:
                             d.method, d.matched = "abbreviation", exp
                             break
+                # A short form defined in the note goes through the remaining steps as its long form, so that it
+                # gets the decision its long form gets: the letters of "WFS" say little, "Wolfram syndrome" says
+                # what it is.
+                if long_form is None and definitions:
+                    long_form = definitions.get(text.strip())
+                query = long_form or text
                 if d is None and cfg.use_partial:
-                    d = step(self._coordination, text, tried)
+                    d = step(self._coordination, query, tried)
                 if d is None and cfg.use_rewrites:
-                    d = step(self._rewrite, text, tried)
+                    d = step(self._rewrite, query, tried)
                 if d is None and cfg.use_partial:
-                    d = step(self._partial, text, tried)
+                    d = step(self._partial, query, tried)
                 if d is None:
                     if cfg.use_tfidf:
-                        # A short form defined in the note is searched by its long form only: the letters of
-                        # "WFS" say little, "Wolfram syndrome" says what it is.
-                        long_form = definitions.get(text.strip()) if definitions else None
                         queries = [long_form] if long_form else [text] + expansions
                         pending.append((n, i, queries, self._synonyms(queries), tried))
                         continue
