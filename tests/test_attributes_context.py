@@ -145,6 +145,17 @@ def test_did_not_rule_out_is_uncertain_not_negated(matcher):
         assert (a.negation, a.uncertainty) == ("no", "yes")
 
 
+def test_a_second_predicate_after_and_ends_negation(matcher):
+    text = ("He was not hypotensive and remained tachycardic. No fever and developed a rash. "
+            "History of asthma and developed pneumonia.")
+    hypotensive, tachycardic, fever, rash, asthma, pneumonia = attrs(
+        matcher, text, *(mention(text, w) for w in ("hypotensive", "tachycardic", "fever", "rash", "asthma",
+                                                    "pneumonia")))
+    assert (hypotensive.negation, tachycardic.negation) == ("yes", "no")
+    assert (fever.negation, rash.negation) == ("yes", "no")
+    assert (asthma.doctime, pneumonia.doctime) == ("before", "unknown")  # "developed" still ends "history of"
+
+
 def test_a_trigger_inside_the_mention_does_not_apply_to_it(matcher):
     text = "Findings: no-reflow phenomenon."
     (a,) = attrs(matcher, text, mention(text, "no-reflow phenomenon"))
