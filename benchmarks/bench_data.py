@@ -9,11 +9,12 @@ siblings, ``python benchmarks/bench_x.py``.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -95,6 +96,16 @@ def write_results(path: str | Path, text: str) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
+
+
+def tsv_rows(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each row of a hand-made TSV file after its header, which must be ``columns``;
+    a wrong header is an error naming the file."""
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if tuple(next(rows, ())) != tuple(columns):
+            raise SystemExit(f"{path}:1: expected the header {'<TAB>'.join(columns)}")
+        yield from enumerate(rows, start=2)
 
 
 def read_split(split: Path) -> tuple[dict, dict]:

@@ -30,14 +30,13 @@ precision of choices made on the dev splits.
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from bench_data import add_data_argument
+from bench_data import add_data_argument, tsv_rows
 
 REPO = Path(__file__).resolve().parent.parent
 REVIEW = REPO / "benchmarks" / "data" / "mtsamples_review.tsv"
@@ -69,15 +68,11 @@ def read_review(path: Path = REVIEW) -> dict[tuple[str, str], tuple[str, str, st
     out: dict[tuple[str, str], tuple[str, str, str]] = {}
     if not path.is_file():
         return out
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if tuple(next(rows, ())) != COLUMNS:
-            raise SystemExit(f"{path}:1: expected the header {'<TAB>'.join(COLUMNS)}")
-        for lineno, row in enumerate(rows, start=2):
-            if len(row) != len(COLUMNS) or row[3] not in VERDICTS or not row[4].strip():
-                raise SystemExit(f"{path}:{lineno}: expected {len(COLUMNS)} fields, a verdict of "
-                                 f"{', '.join(VERDICTS)} and a reason")
-            out[(row[0], row[1])] = (row[2], row[3], row[4])
+    for lineno, row in tsv_rows(path, COLUMNS):
+        if len(row) != len(COLUMNS) or row[3] not in VERDICTS or not row[4].strip():
+            raise SystemExit(f"{path}:{lineno}: expected {len(COLUMNS)} fields, a verdict of "
+                             f"{', '.join(VERDICTS)} and a reason")
+        out[(row[0], row[1])] = (row[2], row[3], row[4])
     return out
 
 

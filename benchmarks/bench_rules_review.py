@@ -25,13 +25,13 @@ report under two specialties), so each change is counted once per note and the d
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from bench_data import RESULTS_DIR, add_data_argument, write_results
+from bench_data import RESULTS_DIR, add_data_argument, tsv_rows, write_results
+from bench_mtsamples_review import spans_key
 
 REPO = Path(__file__).resolve().parent.parent
 REVIEW = REPO / "benchmarks" / "data" / "mtsamples_rules_review.tsv"
@@ -41,24 +41,16 @@ VERDICTS = ("right", "wrong", "unclear")
 ATTRIBUTES = ("negation", "uncertainty", "conditional", "subject", "generic", "course", "severity", "doctime")
 
 
-def spans_key(spans: Sequence[tuple[int, int]]) -> str:
-    return ";".join(f"{s}-{e}" for s, e in spans)
-
-
 def read_review(path: Path = REVIEW) -> dict[tuple[str, str, str], dict[str, str]]:
     """(note, spans, attribute) → the row; a bad row is an error naming the line."""
     out: dict[tuple[str, str, str], dict[str, str]] = {}
     if not path.is_file():
         return out
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if tuple(next(rows, ())) != COLUMNS:
-            raise SystemExit(f"{path}:1: expected the header {'<TAB>'.join(COLUMNS)}")
-        for lineno, row in enumerate(rows, start=2):
-            if len(row) != len(COLUMNS) or row[2] not in ATTRIBUTES or row[5] not in VERDICTS or not row[6].strip():
-                raise SystemExit(f"{path}:{lineno}: expected {len(COLUMNS)} fields, an attribute of "
-                                 f"{', '.join(ATTRIBUTES)}, a verdict of {', '.join(VERDICTS)} and a reason")
-            out[row[0], row[1], row[2]] = dict(zip(COLUMNS, row))
+    for lineno, row in tsv_rows(path, COLUMNS):
+        if len(row) != len(COLUMNS) or row[2] not in ATTRIBUTES or row[5] not in VERDICTS or not row[6].strip():
+            raise SystemExit(f"{path}:{lineno}: expected {len(COLUMNS)} fields, an attribute of "
+                             f"{', '.join(ATTRIBUTES)}, a verdict of {', '.join(VERDICTS)} and a reason")
+        out[row[0], row[1], row[2]] = dict(zip(COLUMNS, row))
     return out
 
 
