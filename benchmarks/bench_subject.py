@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       + (f" --before-rules FILE --before-label '{args.before_label}'"
                          if args.before_rules is not None else "")
                       + (" --medspacy-python PY" if args.medspacy_python else "")
-                      + "`. The labels and the two samples: the script's docstring. `not the patient's`: mentions "
+                      + "`. The labels and the three samples: the script's docstring. `not the patient's`: mentions "
                       "labelled `family_member` or `other`; P/R/F1 of the mentions given a subject other than the "
                       "patient (right when it is the labelled one).", "", *lines, ""])
     if args.write:
