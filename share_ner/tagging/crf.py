@@ -220,9 +220,9 @@ class CrfTagger:
         coordinations the CRF found only in part; with ``balance_brackets``, :func:`balance_brackets` repairs
         mentions with unpaired round brackets; with ``evidence``, each note's mentions are checked against the
         note and the lexicon (:class:`Evidence`); with ``section_titles``, a mention that is exactly the title of
-        a standard section's header is dropped (:func:`drop_section_titles`); with the biohd scheme, a mention starting with a word that
-        completes a suspended prefix ("hyper- or hypothyroidism") gets its distributed reading
-        (:func:`complete_suspended`).
+        a standard section's header is dropped (:func:`drop_section_titles`); with the biohd scheme, a mention
+        starting with a word that completes a suspended prefix ("hyper- or hypothyroidism") gets its distributed
+        reading (:func:`complete_suspended`).
         """
         config = self.config
         out: list[list[Mention] | Exception] = [[] for _ in docs]

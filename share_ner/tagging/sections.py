@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from share_ner.document import Mention
-from share_ner.text import find_headers
+from share_ner.text import find_headers, normalize_section
 
 SECTION_TITLES = frozenset((
     # allergies and reactions
@@ -60,11 +60,12 @@ def title_spans(text: str) -> set[tuple[int, int]]:
 
 
 def drop_section_titles(text: str, mentions: Sequence[Mention]) -> list[Mention]:
-    """``mentions`` without those that are exactly the title of a standard section's header in ``text``."""
+    """``mentions`` without those that are exactly the title of a standard section's header in ``text``.
+
+    The note's headers are looked for only when a mention's words are a section title: most notes have none, and
+    the tagger runs this on every note."""
     kept = list(mentions)
-    if not kept:
+    if not any(len(m.spans) == 1 and normalize_section(text[m.start:m.end]) in SECTION_TITLES for m in kept):
         return kept
     titles = title_spans(text)
-    if not titles:
-        return kept
     return [m for m in kept if len(m.spans) != 1 or m.spans[0] not in titles]
